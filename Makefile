@@ -1,0 +1,56 @@
+# toolfront: `make dev` runs the whole stack locally, `make test` runs every check CI runs.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+SAM_VENV := .venv-sam
+SAM := $(SAM_VENV)/bin/sam
+SAM_CLI_VERSION := 1.170.0
+STAMP := $(VENV)/.installed
+SAM_STAMP := $(SAM_VENV)/.installed
+# No AWS account is needed for anything here; keep SAM and boto3 from probing for one.
+export SAM_CLI_TELEMETRY := 0
+export AWS_EC2_METADATA_DISABLED := true
+
+.PHONY: install dev test lint typecheck template-check unit bench clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml layers/core/requirements.txt
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $@
+
+# SAM CLI pins its own boto3, pydantic and click, so it lives in a venv of its own.
+$(SAM_STAMP):
+	$(PYTHON) -m venv $(SAM_VENV)
+	$(SAM_VENV)/bin/pip install --quiet --upgrade pip
+	$(SAM_VENV)/bin/pip install --quiet aws-sam-cli==$(SAM_CLI_VERSION)
+	touch $@
+
+dev: install
+	$(BIN)/toolfront dev $(if $(HOST),--host $(HOST)) $(if $(PORT),--port $(PORT))
+
+test: install lint typecheck template-check unit
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck: install
+	$(BIN)/mypy
+
+template-check: install $(SAM_STAMP)
+	$(BIN)/cfn-lint template.yaml
+	$(SAM) validate --lint --template-file template.yaml
+	AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing \
+		$(SAM) validate --region us-east-1 --template-file template.yaml
+
+unit: install
+	$(BIN)/python -m pytest
+
+bench: install
+	$(BIN)/python bench/run.py
+
+clean:
+	rm -rf $(VENV) $(SAM_VENV) .aws-sam .toolfront .pytest_cache .mypy_cache .ruff_cache .hypothesis

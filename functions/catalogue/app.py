@@ -1,0 +1,299 @@
+"""The catalogue family: products in their own DynamoDB table, managed by admin keys."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import math
+import os
+from typing import Any
+
+from toolfront import CallContext, Tool, ToolError
+from toolfront.aws import client
+
+FAMILY = "catalogue"
+SCOPE_READ = "catalogue.products:read"
+SCOPE_WRITE = "catalogue.products:write"
+PERMISSION = "catalogue"
+DISCOUNT_CONFIRM_PERCENT = 50
+
+_SKU = {
+    "type": "string",
+    "minLength": 1,
+    "maxLength": 64,
+    "pattern": "^[A-Za-z0-9][A-Za-z0-9_.-]*$",
+    "description": "Stock-keeping unit, e.g. 'MUG-01'.",
+}
+_PRICE = {"type": "integer", "minimum": 0, "maximum": 100_000_000, "description": "Price in cents."}
+_PRODUCT = {
+    "type": "object",
+    "properties": {
+        "sku": _SKU,
+        "name": {"type": "string", "minLength": 1, "maxLength": 200},
+        "price_cents": _PRICE,
+        "currency": {"type": "string", "pattern": "^[A-Z]{3}$", "description": "ISO 4217 code, e.g. 'EUR'."},
+    },
+    "required": ["sku", "name", "price_cents", "currency"],
+    "additionalProperties": False,
+}
+
+
+def _table() -> str:
+    return os.environ["TOOLFRONT_PRODUCTS_TABLE"]
+
+
+def _to_item(product: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "sku": {"S": product["sku"]},
+        "name": {"S": product["name"]},
+        "price_cents": {"N": str(product["price_cents"])},
+        "currency": {"S": product["currency"]},
+    }
+
+
+def _from_item(item: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "sku": item["sku"]["S"],
+        "name": item["name"]["S"],
+        "price_cents": int(item["price_cents"]["N"]),
+        "currency": item["currency"]["S"],
+    }
+
+
+def _not_found(sku: str) -> ToolError:
+    return ToolError("not_found", f"no product with sku {sku!r}", 404)
+
+
+def _encode_cursor(key: dict[str, Any]) -> str:
+    return base64.urlsafe_b64encode(json.dumps(key["sku"]["S"]).encode()).decode().rstrip("=")
+
+
+def _decode_cursor(cursor: str) -> dict[str, Any]:
+    try:
+        sku = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+    except (binascii.Error, ValueError) as exc:
+        raise ToolError("invalid_cursor", "cursor is not one this tool handed out", 422) from exc
+    if not isinstance(sku, str):
+        raise ToolError("invalid_cursor", "cursor is not one this tool handed out", 422)
+    return {"sku": {"S": sku}}
+
+
+def list_products(data: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
+    request: dict[str, Any] = {"TableName": _table(), "Limit": data.get("limit", 20)}
+    if data.get("cursor"):
+        request["ExclusiveStartKey"] = _decode_cursor(data["cursor"])
+    page = client("dynamodb").scan(**request)
+    last = page.get("LastEvaluatedKey")
+    return {
+        "products": [_from_item(item) for item in page.get("Items", [])],
+        "next_cursor": _encode_cursor(last) if last else None,
+    }
+
+
+def get_product(data: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
+    found = client("dynamodb").get_item(
+        TableName=_table(), Key={"sku": {"S": data["sku"]}}, ConsistentRead=True
+    )
+    if "Item" not in found:
+        raise _not_found(data["sku"])
+    return {"product": _from_item(found["Item"])}
+
+
+def create_product(data: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
+    dynamodb = client("dynamodb")
+    try:
+        dynamodb.put_item(
+            TableName=_table(), Item=_to_item(data), ConditionExpression="attribute_not_exists(sku)"
+        )
+    except dynamodb.exceptions.ConditionalCheckFailedException as exc:
+        raise ToolError("already_exists", f"a product with sku {data['sku']!r} already exists", 409) from exc
+    return {"product": {k: data[k] for k in ("sku", "name", "price_cents", "currency")}}
+
+
+def _update_price(sku: str, price_cents: int) -> None:
+    dynamodb = client("dynamodb")
+    try:
+        dynamodb.update_item(
+            TableName=_table(),
+            Key={"sku": {"S": sku}},
+            UpdateExpression="SET price_cents = :p",
+            ConditionExpression="attribute_exists(sku)",
+            ExpressionAttributeValues={":p": {"N": str(price_cents)}},
+        )
+    except dynamodb.exceptions.ConditionalCheckFailedException as exc:
+        raise _not_found(sku) from exc
+
+
+def set_prices(data: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
+    for entry in data["prices"]:
+        _update_price(entry["sku"], entry["price_cents"])
+    return {"updated": len(data["prices"])}
+
+
+def delete_product(data: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
+    dynamodb = client("dynamodb")
+    try:
+        dynamodb.delete_item(
+            TableName=_table(), Key={"sku": {"S": data["sku"]}}, ConditionExpression="attribute_exists(sku)"
+        )
+    except dynamodb.exceptions.ConditionalCheckFailedException as exc:
+        raise _not_found(data["sku"]) from exc
+    return {"deleted": data["sku"]}
+
+
+def discount_needs_confirmation(data: dict[str, Any], ctx: CallContext) -> bool:
+    """A discount over 50% is held for a person; reads nothing and writes nothing."""
+    return any(d.get("percent", 0) > DISCOUNT_CONFIRM_PERCENT for d in data.get("discounts", []))
+
+
+def discount_products(data: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
+    for entry in data["discounts"]:
+        product = get_product({"sku": entry["sku"]}, ctx)["product"]
+        discounted = math.floor(product["price_cents"] * (100 - entry["percent"]) / 100)
+        _update_price(entry["sku"], discounted)
+    return {"updated": len(data["discounts"])}
+
+
+def api_tools() -> list[Tool]:
+    admin = {"audience": "admin", "permission": PERMISSION}
+    return [
+        Tool.new(
+            name="catalogue.list_products",
+            scope=SCOPE_READ,
+            handler=list_products,
+            **admin,
+            title="List products",
+            description="Lists catalogue products, 20 per page by default (at most 100). Pass the "
+            "returned next_cursor as cursor to read the next page; next_cursor is null on the last page. "
+            "Read-only.",
+            input_schema={
+                "type": "object",
+                "properties": {
+                    "limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20},
+                    "cursor": {"type": "string", "maxLength": 512},
+                },
+                "additionalProperties": False,
+            },
+            annotations={"read_only": True, "idempotent": True},
+        ),
+        Tool.new(
+            name="catalogue.get_product",
+            scope=SCOPE_READ,
+            handler=get_product,
+            **admin,
+            title="Get a product",
+            description="Returns one product by sku. An unknown sku is a not_found error. Read-only.",
+            input_schema={
+                "type": "object",
+                "properties": {"sku": _SKU},
+                "required": ["sku"],
+                "additionalProperties": False,
+            },
+            annotations={"read_only": True, "idempotent": True},
+        ),
+        Tool.new(
+            name="catalogue.create_product",
+            scope=SCOPE_WRITE,
+            handler=create_product,
+            **admin,
+            title="Create a product",
+            description="Adds a product with its sku, name, price in cents and ISO currency. Fails with "
+            "already_exists if the sku is taken; nothing is overwritten.",
+            input_schema=_PRODUCT,
+        ),
+        Tool.new(
+            name="catalogue.set_prices",
+            scope=SCOPE_WRITE,
+            handler=set_prices,
+            **admin,
+            title="Set product prices",
+            description="Sets the price of up to 500 products in one call. Stops at the first unknown sku "
+            "(not_found); prices set before it stay set. Batches of more than 100 items wait for a person "
+            "to confirm.",
+            input_schema={
+                "type": "object",
+                "properties": {
+                    "prices": {
+                        "type": "array",
+                        "minItems": 1,
+                        "items": {
+                            "type": "object",
+                            "properties": {"sku": _SKU, "price_cents": _PRICE},
+                            "required": ["sku", "price_cents"],
+                            "additionalProperties": False,
+                        },
+                    }
+                },
+                "required": ["prices"],
+                "additionalProperties": False,
+            },
+            annotations={"idempotent": True},
+            max_items=500,
+        ),
+        Tool.new(
+            name="catalogue.delete_product",
+            scope=SCOPE_WRITE,
+            handler=delete_product,
+            **admin,
+            title="Delete a product",
+            description="Deletes a product for good. Always waits for a person to confirm: the call "
+            "answers pending_approval and runs only once an approver accepts it.",
+            input_schema={
+                "type": "object",
+                "properties": {"sku": _SKU},
+                "required": ["sku"],
+                "additionalProperties": False,
+            },
+            annotations={"destructive": True},
+            danger="always",
+        ),
+        Tool.new(
+            name="catalogue.discount_products",
+            scope=SCOPE_WRITE,
+            handler=discount_products,
+            **admin,
+            title="Discount products",
+            description="Lowers the price of each listed product by a percentage (1-90), rounding down. "
+            "A discount over 50% waits for a person to confirm before anything changes.",
+            input_schema={
+                "type": "object",
+                "properties": {
+                    "discounts": {
+                        "type": "array",
+                        "minItems": 1,
+                        "items": {
+                            "type": "object",
+                            "properties": {
+                                "sku": _SKU,
+                                "percent": {"type": "integer", "minimum": 1, "maximum": 90},
+                            },
+                            "required": ["sku", "percent"],
+                            "additionalProperties": False,
+                        },
+                    }
+                },
+                "required": ["discounts"],
+                "additionalProperties": False,
+            },
+            danger=discount_needs_confirmation,
+        ),
+    ]
+
+
+def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    """API Gateway HTTP API (payload v2) entry point.
+
+    The call pipeline (actors, scopes, validation) is not wired in yet, so every call is refused
+    rather than run unauthenticated.
+    """
+    request_id = event.get("requestContext", {}).get("requestId", "")
+    body = {
+        "error": {"code": "unavailable", "message": "tool calls are not served yet", "details": None},
+        "request_id": request_id,
+    }
+    return {
+        "statusCode": 503,
+        "headers": {"content-type": "application/json", "x-request-id": request_id},
+        "body": json.dumps(body),
+    }

@@ -1,0 +1,40 @@
+"""AWS clients: created lazily in one place with one botocore Config, cached per process.
+
+Nothing talks to AWS at import time. ``AWS_ENDPOINT_URL`` (or ``AWS_ENDPOINT_URL_<SERVICE>``)
+points every client at the local moto server; boto3 reads it itself.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+_CONFIG_KWARGS: dict[str, Any] = {
+    "connect_timeout": 2,
+    "read_timeout": 5,
+    "retries": {"mode": "standard", "max_attempts": 3},
+}
+_clients: dict[str, Any] = {}
+_lock = threading.Lock()
+
+
+def client(service: str) -> Any:
+    """The process's shared low-level client for ``service`` (thread-safe, created on first use)."""
+    found = _clients.get(service)
+    if found is not None:
+        return found
+    with _lock:
+        found = _clients.get(service)
+        if found is None:
+            import boto3  # deferred: importing boto3 costs ~200 ms, paid only by code that needs AWS
+            from botocore.config import Config
+
+            found = boto3.session.Session().client(service, config=Config(**_CONFIG_KWARGS))
+            _clients[service] = found
+        return found
+
+
+def reset_clients() -> None:
+    """Forget every cached client (tests that change endpoints or credentials)."""
+    with _lock:
+        _clients.clear()
