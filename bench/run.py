@@ -1,0 +1,116 @@
+"""Run every bench, print one table and write ``bench/results/latest.json``.
+
+Usage: ``.venv/bin/python bench/run.py [--quick] [--only validation|registry] [--out PATH] [--strict]``
+(``make bench`` runs the full set). ``--quick`` is a smoke run with small n (about 10 s); the full
+run takes about a minute. ``--strict`` exits 1 when a row misses its target.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import bench_registry
+import bench_validation
+from harness import Section, canary, format_table, machine_info, timer_overhead_ns
+
+import toolfront
+
+RESULTS = Path(__file__).resolve().parent / "results"
+BENCHES = {"validation": bench_validation.run, "registry": bench_registry.run}
+#: Canary spread (max / min over the run) above which part of the run was likely contended.
+CONTENDED_SPREAD = 1.3
+
+
+def _versions() -> dict[str, str | None]:
+    from importlib.metadata import PackageNotFoundError, version
+
+    found: dict[str, str | None] = {}
+    for package in ("toolfront", "jsonschema", "jsonschema-rs", "fastjsonschema"):
+        try:
+            found[package] = version(package)
+        except PackageNotFoundError:
+            found[package] = None
+    return found
+
+
+def _source_digest() -> str:
+    """A short digest of toolfront's source files, to tie the figures to the code they measured."""
+    digest = hashlib.sha256()
+    for path in sorted(Path(toolfront.__file__).parent.glob("*.py")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small n: a smoke run of about 10 s")
+    parser.add_argument("--only", choices=sorted(BENCHES), action="append", help="run only this bench")
+    parser.add_argument("--out", type=Path, default=RESULTS / "latest.json", help="where to write the JSON")
+    parser.add_argument("--strict", action="store_true", help="exit 1 when a row misses its target")
+    args = parser.parse_args(argv)
+
+    started = time.perf_counter()
+    report: dict[str, Any] = {
+        "mode": "quick" if args.quick else "full",
+        "machine": machine_info(),
+        "versions": _versions(),
+        "toolfront_path": str(Path(toolfront.__file__).parent),
+        "toolfront_source_sha256": _source_digest(),
+        "timer_overhead_ns": timer_overhead_ns(),
+        "canary_before_us": round(canary(), 2),
+    }
+    sections: list[Section] = []
+    for name in args.only or list(BENCHES):
+        print(f"running {name} ...", file=sys.stderr, flush=True)
+        sections.append(BENCHES[name](quick=args.quick))
+    report["canary_after_us"] = round(canary(), 2)
+    report["elapsed_s"] = round(time.perf_counter() - started, 1)
+
+    canaries = [report["canary_before_us"], report["canary_after_us"]]
+    canaries += [c for s in sections for c in (s.canary_before, s.canary_after)]
+    spread = max(canaries) / min(canaries)
+    report["canary_spread"] = round(spread, 3)
+    report["ratios"] = {
+        r.key: {"ratio": round(r.ratio, 5), "target": r.target, "status": r.status or None}
+        for s in sections
+        for r in s.rows
+        if r.ratio is not None
+    }
+    report["sections"] = [s.as_dict() for s in sections]
+
+    m = report["machine"]
+    print(
+        f"\ntoolfront benches ({report['mode']}), {m['date']}, Python {m['python']}, "
+        f"{m['cpu_count']} CPU {m['processor']}, {report['elapsed_s']} s"
+    )
+    print(
+        f"canary {report['canary_before_us']:.0f} -> {report['canary_after_us']:.0f} µs; "
+        f"timer {report['timer_overhead_ns']:.0f} ns per call, not subtracted\n"
+    )
+    print(format_table(sections))
+    if spread > CONTENDED_SPREAD:
+        print(
+            f"\nwarning: the canary varied {spread:.2f}x during the run: the CPU was contended for part of"
+            " it. Ratios are measured side by side, but rerun before quoting absolute figures."
+        )
+    missed = [r.label for s in sections for r in s.rows if r.status == "MISS"]
+    if missed:
+        print(f"\nmissed targets: {'; '.join(missed)}")
+
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = args.out.with_suffix(".tmp")
+    tmp.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    os.replace(tmp, args.out)
+    print(f"\nwrote {args.out}")
+    return 1 if args.strict and missed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
