@@ -3,10 +3,18 @@
 from __future__ import annotations
 
 import importlib.util
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
+import boto3
 import pytest
+from moto import mock_aws
+
+from tests.aws import TABLE_ENV, create_tables
+from toolfront import aws as toolfront_aws
+from toolfront import service, settings
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -17,6 +25,7 @@ def load_family(name: str) -> ModuleType:
     spec = importlib.util.spec_from_file_location(f"family_{name}_app", path)
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # as an import would; the module may look itself up
     spec.loader.exec_module(module)
     return module
 
@@ -24,3 +33,30 @@ def load_family(name: str) -> ModuleType:
 @pytest.fixture(scope="session")
 def catalogue() -> ModuleType:
     return load_family("catalogue")
+
+
+@pytest.fixture
+def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """moto in-process, every table of template.yaml created, the TOOLFRONT_* variables set."""
+    for name, value in {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_EC2_METADATA_DISABLED": "true",
+    }.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
+    monkeypatch.delenv("TOOLFRONT_COGNITO_ISSUER", raising=False)
+    with mock_aws():
+        for logical_id, name in create_tables(boto3.client("dynamodb")).items():
+            monkeypatch.setenv(TABLE_ENV[logical_id], name)
+        reset_process_state()
+        yield
+    reset_process_state()
+
+
+def reset_process_state() -> None:
+    """Forget what a warm Lambda process remembers: clients, settings, the authenticator."""
+    toolfront_aws.reset_clients()
+    settings.current.cache_clear()
+    service.authenticator.cache_clear()

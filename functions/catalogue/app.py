@@ -11,6 +11,7 @@ from typing import Any
 
 from toolfront import CallContext, Tool, ToolError
 from toolfront.aws import client
+from toolfront.service import family_handler
 
 FAMILY = "catalogue"
 SCOPE_READ = "catalogue.products:read"
@@ -281,19 +282,4 @@ def api_tools() -> list[Tool]:
     ]
 
 
-def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    """API Gateway HTTP API (payload v2) entry point.
-
-    The call pipeline (actors, scopes, validation) is not wired in yet, so every call is refused
-    rather than run unauthenticated.
-    """
-    request_id = event.get("requestContext", {}).get("requestId", "")
-    body = {
-        "error": {"code": "unavailable", "message": "tool calls are not served yet", "details": None},
-        "request_id": request_id,
-    }
-    return {
-        "statusCode": 503,
-        "headers": {"content-type": "application/json", "x-request-id": request_id},
-        "body": json.dumps(body),
-    }
+lambda_handler = family_handler(FAMILY, api_tools)

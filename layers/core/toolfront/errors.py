@@ -1,10 +1,25 @@
 """Every error toolfront raises, under one base class.
 
 ToolfrontError
-├── ToolDefinitionError      a tool declaration breaks a rule of the tool spec (``.errors``)
-├── RegistryError            the set of tools cannot be served
-│   └── DuplicateToolError   two tools share a name
-└── ToolError                raised by a handler: a refusal with its own code and 4xx status
+├── ToolDefinitionError              a tool declaration breaks a rule of the tool spec (``.errors``)
+├── ConfigurationError               a setting is missing or malformed (names the variable)
+├── RegistryError                    the set of tools cannot be served
+│   └── DuplicateToolError           two tools share a name
+├── ToolError                        raised by a handler: its own code and a 4xx status
+└── CallRefusedError                 the call pipeline refuses a call
+    ├── CredentialInUrlError         400 credential_in_url
+    ├── InvalidJsonError             400 invalid_json
+    ├── UnauthenticatedError         401 unauthenticated
+    ├── MissingScopeError            403 missing_scope
+    ├── MissingPermissionError       403 missing_permission
+    ├── UnknownToolError             404 unknown_tool
+    ├── PayloadTooLargeError         413 payload_too_large
+    ├── UnsupportedMediaTypeError    415 unsupported_media_type
+    ├── TooManyItemsError            422 too_many_items
+    ├── InvalidInputError            422 invalid_input (details: every input error)
+    ├── InternalError                500 internal_error (never carries detail)
+    ├── ConfirmationUnavailableError 501 confirmation_unavailable
+    └── StoreUnavailableError        503 unavailable
 
 Errors that reach a caller carry a stable ``code`` and an ``http_status``; they are mapped to
 HTTP and to MCP in exactly two places, the REST and MCP adapters.
@@ -26,6 +41,10 @@ class ToolfrontError(Exception):
         self.message = message
         self.details = details
 
+    def to_dict(self) -> dict[str, Any]:
+        """The error object REST and MCP both answer: ``{code, message, details}``."""
+        return {"code": self.code, "message": self.message, "details": self.details}
+
 
 class ToolDefinitionError(ToolfrontError):
     """A tool declaration breaks one or more rules; ``errors`` lists every problem at once."""
@@ -36,6 +55,12 @@ class ToolDefinitionError(ToolfrontError):
         label = f"tool {name!r}" if isinstance(name, str) else "tool"
         super().__init__(f"{label} is invalid: " + "; ".join(errors), details=list(errors))
         self.errors = list(errors)
+
+
+class ConfigurationError(ToolfrontError):
+    """A setting is missing or malformed; the message names the environment variable."""
+
+    code = "configuration_error"
 
 
 class RegistryError(ToolfrontError):
@@ -62,3 +87,62 @@ class ToolError(ToolfrontError):
         super().__init__(message, details=details)
         self.code = code
         self.http_status = status
+
+
+class CallRefusedError(ToolfrontError):
+    """The call pipeline refuses a call; ``code`` and ``http_status`` say how."""
+
+
+class CredentialInUrlError(CallRefusedError):
+    code, http_status = "credential_in_url", 400
+
+
+class InvalidJsonError(CallRefusedError):
+    code, http_status = "invalid_json", 400
+
+
+class UnauthenticatedError(CallRefusedError):
+    code, http_status = "unauthenticated", 401
+
+
+class MissingScopeError(CallRefusedError):
+    code, http_status = "missing_scope", 403
+
+
+class MissingPermissionError(CallRefusedError):
+    code, http_status = "missing_permission", 403
+
+
+class UnknownToolError(CallRefusedError):
+    code, http_status = "unknown_tool", 404
+
+
+class PayloadTooLargeError(CallRefusedError):
+    code, http_status = "payload_too_large", 413
+
+
+class UnsupportedMediaTypeError(CallRefusedError):
+    code, http_status = "unsupported_media_type", 415
+
+
+class TooManyItemsError(CallRefusedError):
+    code, http_status = "too_many_items", 422
+
+
+class InvalidInputError(CallRefusedError):
+    code, http_status = "invalid_input", 422
+
+
+class InternalError(CallRefusedError):
+    code, http_status = "internal_error", 500
+
+    def __init__(self) -> None:
+        super().__init__("the tool failed; the request id identifies it in the logs")
+
+
+class ConfirmationUnavailableError(CallRefusedError):
+    code, http_status = "confirmation_unavailable", 501
+
+
+class StoreUnavailableError(CallRefusedError):
+    code, http_status = "unavailable", 503

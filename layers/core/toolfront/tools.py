@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any
 
+from toolfront.actors import Actor
 from toolfront.errors import ToolDefinitionError
 from toolfront.schema import check_schema
 from toolfront.validation import InputError, InputValidator, validator_for
@@ -65,6 +66,7 @@ class CallContext:
 
     request_id: str
     tool: str
+    actor: Actor | None = None
     dry_run: bool = False
 
 

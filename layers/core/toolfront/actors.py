@@ -1,0 +1,57 @@
+"""Who is calling: the actor behind a call, and the rule that matches its scopes to a tool's."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+
+class ActorKind(StrEnum):
+    KEY = "key"  # an API key of the key table; id = key id
+    COGNITO = "cognito"  # a Cognito access token; id = sub
+    ANONYMOUS = "anonymous"  # no credentials (public tools only); id = source IP
+
+
+@dataclass(frozen=True, slots=True)
+class Actor:
+    """The caller as the pipeline knows it. Never carries the key or token itself."""
+
+    kind: ActorKind
+    id: str
+    principal: str | None = None
+    scopes: frozenset[str] = field(default_factory=frozenset)
+    permissions: frozenset[str] = field(default_factory=frozenset)
+    requires_approval: bool = False
+
+    @property
+    def authenticated(self) -> bool:
+        return self.kind is not ActorKind.ANONYMOUS
+
+    def has_scope(self, scope: str) -> bool:
+        """Whether one held scope covers ``scope`` (exact, ``<module>.<resource>:*`` or ``<module>.*``)."""
+        return any(scope_covers(held, scope) for held in self.scopes)
+
+    def holds(self, permission: str) -> bool:
+        return permission in self.permissions
+
+    def describe(self) -> dict[str, object]:
+        """The actor as JSON data (what ``system.get_actor`` answers)."""
+        return {
+            "kind": str(self.kind),
+            "id": self.id,
+            "principal": self.principal,
+            "scopes": sorted(self.scopes),
+            "permissions": sorted(self.permissions),
+            "requires_approval": self.requires_approval,
+        }
+
+
+def scope_covers(held: str, needed: str) -> bool:
+    """Whether the held scope grants the needed ``<module>.<resource>:<action>`` scope."""
+    if held == needed:
+        return True
+    if held.endswith(":*"):
+        return needed.startswith(held[:-1])  # "catalogue.products:" prefix
+    if held.endswith(".*"):
+        return needed.startswith(held[:-1])  # "catalogue." prefix
+    return False

@@ -1,0 +1,76 @@
+"""Cognito access tokens: signature against the pool's JWKS, issuer, token use, client, expiry.
+
+PyJWT (with cryptography) is imported on the first token, so key-only callers never pay for it.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from toolfront.errors import UnauthenticatedError
+from toolfront.settings import CognitoSettings
+
+JWKS_CACHE_SECONDS = 3600  # Cognito rotates signing keys rarely; a new kid triggers a refetch
+LEEWAY_SECONDS = 30
+
+
+@dataclass(frozen=True, slots=True)
+class VerifiedToken:
+    sub: str
+    scopes: frozenset[str]
+    groups: tuple[str, ...]
+
+
+class CognitoVerifier:
+    """Verifies access tokens of one user pool; the JWKS is fetched once and cached."""
+
+    def __init__(self, settings: CognitoSettings) -> None:
+        self._settings = settings
+        self._jwks: Any = None
+        self._lock = threading.Lock()
+
+    def _client(self) -> Any:
+        if self._jwks is None:
+            with self._lock:
+                if self._jwks is None:
+                    import jwt
+
+                    self._jwks = jwt.PyJWKClient(
+                        self._settings.jwks_url, cache_jwk_set=True, lifespan=JWKS_CACHE_SECONDS, timeout=5
+                    )
+        return self._jwks
+
+    def verify(self, token: str) -> VerifiedToken:
+        """The token's subject, tool scopes and groups; raises ``UnauthenticatedError`` otherwise."""
+        import jwt
+
+        try:
+            signing_key = self._client().get_signing_key_from_jwt(token)
+            claims = jwt.decode(
+                token,
+                signing_key.key,
+                algorithms=["RS256"],
+                issuer=self._settings.issuer,
+                leeway=LEEWAY_SECONDS,
+                options={"require": ["exp", "iss", "sub", "token_use"], "verify_aud": False},
+            )
+        except jwt.PyJWKClientConnectionError as exc:
+            raise UnauthenticatedError("the token could not be checked (signing keys unavailable)") from exc
+        except jwt.PyJWTError as exc:
+            raise UnauthenticatedError("the bearer token is invalid or expired") from exc
+        if claims.get("token_use") != "access":
+            raise UnauthenticatedError("an access token is required (this is an id token)")
+        if claims.get("client_id") not in self._settings.client_ids:
+            raise UnauthenticatedError("the token was issued to another app client")
+        return VerifiedToken(
+            sub=str(claims["sub"]),
+            scopes=self._tool_scopes(str(claims.get("scope", ""))),
+            groups=tuple(str(g) for g in claims.get("cognito:groups", []) or []),
+        )
+
+    def _tool_scopes(self, claim: str) -> frozenset[str]:
+        # Custom scopes arrive as "<resource server id>/<scope>"; Cognito's own scopes have no prefix.
+        prefix = self._settings.scope_prefix + "/"
+        return frozenset(s[len(prefix) :] for s in claim.split() if s.startswith(prefix))

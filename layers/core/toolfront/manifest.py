@@ -1,0 +1,38 @@
+"""The tool manifest: every family's tool metadata, shipped in the layer as ``manifest.json``.
+
+A function can list (and later route) the tools of every family without importing their code.
+The file is generated from the families' declarations (``toolfront manifest``) and a test fails
+when it differs from what the code declares, so it cannot drift.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from toolfront.access import may_call
+from toolfront.actors import Actor
+
+MANIFEST_FILE = "manifest.json"
+LISTED_FIELDS = ("name", "title", "description", "audience", "scope", "annotations", "danger")
+
+
+@cache
+def load_manifest() -> dict[str, Any]:
+    """The manifest shipped with this package (read once per process)."""
+    text = resources.files("toolfront").joinpath(MANIFEST_FILE).read_text(encoding="utf-8")
+    manifest: dict[str, Any] = json.loads(text)
+    return manifest
+
+
+def callable_tools(tools: list[dict[str, Any]], actor: Actor) -> list[dict[str, Any]]:
+    """The tools ``actor`` may call now (scope held and permission held), in manifest order."""
+    return [
+        {name: tool[name] for name in LISTED_FIELDS}
+        for tool in tools
+        if may_call(
+            audience=tool["audience"], scope=tool["scope"], permission=tool["permission"], actor=actor
+        )
+    ]

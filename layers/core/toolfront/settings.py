@@ -1,0 +1,84 @@
+"""Settings read once from the environment into a frozen object; a bad value names its variable.
+
+``template.yaml`` is the only source of deployed values; the local stack sets the same variables.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+
+from toolfront.errors import ConfigurationError
+
+MAX_BODY_BYTES = 1024 * 1024  # contract: a body over 1 MiB is a 413
+
+
+@dataclass(frozen=True, slots=True)
+class CognitoSettings:
+    """Where access tokens come from: the user pool's issuer, the app client and the JWKS."""
+
+    issuer: str
+    client_ids: frozenset[str]
+    jwks_url: str
+    scope_prefix: str
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    keys_table: str
+    principals_table: str
+    cognito: CognitoSettings | None = None
+    batch_confirm_items: int = 100
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        env = os.environ if environ is None else environ
+        return cls(
+            keys_table=_required(env, "TOOLFRONT_KEYS_TABLE"),
+            principals_table=_required(env, "TOOLFRONT_PRINCIPALS_TABLE"),
+            cognito=_cognito(env),
+            batch_confirm_items=_integer(env, "TOOLFRONT_BATCH_CONFIRM_ITEMS", 100, low=1),
+        )
+
+
+@cache
+def current() -> Settings:
+    """The process's settings, read on first use (never at import time)."""
+    return Settings.from_env()
+
+
+def _required(env: Mapping[str, str], name: str) -> str:
+    value = env.get(name, "").strip()
+    if not value:
+        raise ConfigurationError(f"environment variable {name} is not set")
+    return value
+
+
+def _integer(env: Mapping[str, str], name: str, default: int, *, low: int) -> int:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ConfigurationError(f"environment variable {name} must be an integer, got {raw!r}") from None
+    if value < low:
+        raise ConfigurationError(f"environment variable {name} must be at least {low}, got {value}")
+    return value
+
+
+def _cognito(env: Mapping[str, str]) -> CognitoSettings | None:
+    issuer = env.get("TOOLFRONT_COGNITO_ISSUER", "").strip().rstrip("/")
+    if not issuer:
+        return None
+    clients = frozenset(
+        c.strip() for c in _required(env, "TOOLFRONT_COGNITO_CLIENT_IDS").split(",") if c.strip()
+    )
+    return CognitoSettings(
+        issuer=issuer,
+        client_ids=clients,
+        jwks_url=env.get("TOOLFRONT_COGNITO_JWKS_URL", "").strip() or f"{issuer}/.well-known/jwks.json",
+        scope_prefix=env.get("TOOLFRONT_COGNITO_SCOPE_PREFIX", "toolfront").strip(),
+    )

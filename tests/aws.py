@@ -1,0 +1,89 @@
+"""Test helpers for AWS through moto: tables made from template.yaml, keys and principals seeded."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import boto3
+from cfnlint.decode import decode
+
+from toolfront.keystore import DynamoDBKeyStore, issue_key
+
+ROOT = Path(__file__).resolve().parents[1]
+TABLE_ENV = {
+    "KeysTable": "TOOLFRONT_KEYS_TABLE",
+    "PrincipalsTable": "TOOLFRONT_PRINCIPALS_TABLE",
+    "IdempotencyTable": "TOOLFRONT_IDEMPOTENCY_TABLE",
+    "RateLimitsTable": "TOOLFRONT_RATE_LIMITS_TABLE",
+    "ApprovalsTable": "TOOLFRONT_APPROVALS_TABLE",
+    "ProductsTable": "TOOLFRONT_PRODUCTS_TABLE",
+}
+# The keys the events/*.json fixtures carry (seeded by the tests that replay those events).
+EVENT_ADMIN_KEY = "tfk_eventsadmin1_EventsAdminSecret0123456789abcde"
+EVENT_READER_KEY = "tfk_eventsreadr1_EventsReaderSecret123456789abcde"
+
+
+def template_tables() -> dict[str, dict[str, Any]]:
+    template, problems = decode(str(ROOT / "template.yaml"))
+    assert not problems
+    return {
+        lid: res["Properties"]
+        for lid, res in template["Resources"].items()
+        if res["Type"] == "AWS::DynamoDB::Table"
+    }
+
+
+def create_tables(client: Any) -> dict[str, str]:
+    """Create every table of the template (named by logical id); answer logical id -> name."""
+    names = {}
+    for logical_id, props in template_tables().items():
+        request: dict[str, Any] = {
+            "TableName": logical_id,
+            "KeySchema": props["KeySchema"],
+            "AttributeDefinitions": props["AttributeDefinitions"],
+            "BillingMode": "PAY_PER_REQUEST",
+        }
+        if "GlobalSecondaryIndexes" in props:
+            request["GlobalSecondaryIndexes"] = props["GlobalSecondaryIndexes"]
+        client.create_table(**request)
+        names[logical_id] = logical_id
+    return names
+
+
+def key_store() -> DynamoDBKeyStore:
+    return DynamoDBKeyStore("KeysTable", "PrincipalsTable", boto3.client("dynamodb"))
+
+
+def seed(
+    owner: str,
+    scopes: list[str],
+    *,
+    permissions: list[str] = (),  # type: ignore[assignment]
+    key: str | None = None,
+    **options: Any,
+) -> str:
+    """Grant ``permissions`` to ``owner`` and issue it a key; answer the key."""
+    store = key_store()
+    if permissions:
+        store.grant(owner, list(permissions), datetime.now(UTC))
+    issued, _ = issue_key(store, owner=owner, scopes=scopes, key=key, **options)
+    return issued
+
+
+@contextmanager
+def counting_requests(client: Any) -> Iterator[list[str]]:
+    """Record the DynamoDB operations ``client`` sends while the block runs."""
+    seen: list[str] = []
+
+    def record(model: Any, **_: Any) -> None:
+        seen.append(model.name)
+
+    client.meta.events.register("before-call.dynamodb", record)
+    try:
+        yield seen
+    finally:
+        client.meta.events.unregister("before-call.dynamodb", record)

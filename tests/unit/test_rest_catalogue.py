@@ -1,0 +1,220 @@
+"""The catalogue function end to end in-process: events/*.json through its lambda_handler, on moto."""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from tests.aws import EVENT_ADMIN_KEY, EVENT_READER_KEY, seed
+from tests.conftest import load_family
+
+EVENTS = Path(__file__).resolve().parents[2] / "events"
+Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
+
+
+def event(name: str, **changes: Any) -> dict[str, Any]:
+    loaded: dict[str, Any] = json.loads((EVENTS / f"{name}.json").read_text())
+    loaded.update(changes)
+    return loaded
+
+
+def body_of(response: dict[str, Any]) -> Any:
+    return json.loads(response["body"])
+
+
+@pytest.fixture
+def family(aws: None) -> ModuleType:
+    seed("events-admin", ["catalogue.*"], permissions=["catalogue"], key=EVENT_ADMIN_KEY)
+    seed("events-reader", ["catalogue.products:read"], permissions=["catalogue"], key=EVENT_READER_KEY)
+    return load_family("catalogue")
+
+
+@pytest.fixture
+def call(family: ModuleType) -> Handler:
+    handler: Handler = family.lambda_handler
+    return handler
+
+
+def test_create_then_get_product_answers_data_envelope(call: Handler) -> None:
+    created = call(event("catalogue_create_product"), None)
+    assert created["statusCode"] == 200
+    assert body_of(created) == {
+        "data": {"product": {"sku": "MUG-01", "name": "Enamel mug", "price_cents": 1200, "currency": "EUR"}},
+        "request_id": "create-0000-0000-0000-000000000000",
+    }
+    got = call(event("catalogue_get_product"), None)
+    assert body_of(got)["data"]["product"]["price_cents"] == 1200
+    assert got["headers"]["x-request-id"] == "get-0000-0000-0000-000000000000"
+    assert got["headers"]["content-type"] == "application/json"
+
+
+def test_create_existing_sku_is_a_409_tool_error(call: Handler) -> None:
+    call(event("catalogue_create_product"), None)
+    again = call(event("catalogue_create_product"), None)
+    assert again["statusCode"] == 409
+    assert body_of(again)["error"]["code"] == "already_exists"
+
+
+def test_get_unknown_sku_is_a_404_not_found(call: Handler) -> None:
+    response = call(event("catalogue_get_product"), None)
+    assert response["statusCode"] == 404
+    assert body_of(response)["error"] == {
+        "code": "not_found",
+        "message": "no product with sku 'MUG-01'",
+        "details": None,
+    }
+
+
+def test_set_prices_updates_and_list_paginates(call: Handler) -> None:
+    for sku in ("A-1", "B-2", "C-3"):
+        body = json.dumps({"sku": sku, "name": sku, "price_cents": 100, "currency": "EUR"})
+        assert call(event("catalogue_create_product", body=body), None)["statusCode"] == 200
+    updated = call(
+        event("catalogue_set_prices", body=json.dumps({"prices": [{"sku": "B-2", "price_cents": 7}]})), None
+    )
+    assert body_of(updated)["data"] == {"updated": 1}
+    first = body_of(call(event("catalogue_list_products"), None))["data"]
+    assert len(first["products"]) == 2
+    assert first["next_cursor"]
+    rest = body_of(
+        call(event("catalogue_list_products", body=json.dumps({"cursor": first["next_cursor"]})), None)
+    )
+    skus = {p["sku"] for p in first["products"]} | {p["sku"] for p in rest["data"]["products"]}
+    assert skus == {"A-1", "B-2", "C-3"}
+    prices = {p["sku"]: p["price_cents"] for p in first["products"] + rest["data"]["products"]}
+    assert prices["B-2"] == 7
+
+
+def test_set_prices_unknown_sku_is_404(call: Handler) -> None:
+    response = call(event("catalogue_set_prices"), None)
+    assert response["statusCode"] == 404
+
+
+def test_list_with_forged_cursor_is_422(call: Handler) -> None:
+    response = call(event("catalogue_list_products", body=json.dumps({"cursor": "!!not-a-cursor"})), None)
+    assert response["statusCode"] == 422
+    assert body_of(response)["error"]["code"] == "invalid_cursor"
+
+
+def test_delete_product_needs_confirmation_and_never_runs(call: Handler) -> None:
+    call(event("catalogue_create_product"), None)
+    response = call(event("catalogue_delete_product"), None)
+    assert response["statusCode"] == 501
+    assert body_of(response)["error"]["code"] == "confirmation_unavailable"
+    assert body_of(response)["error"]["details"] == {"reason": "danger"}
+    assert call(event("catalogue_get_product"), None)["statusCode"] == 200  # still there
+
+
+def test_discount_over_half_needs_confirmation_but_small_discount_runs(call: Handler) -> None:
+    call(event("catalogue_create_product"), None)
+    big = json.dumps({"discounts": [{"sku": "MUG-01", "percent": 60}]})
+    held = call(
+        event("catalogue_set_prices", rawPath="/v1/tools/catalogue/discount_products", body=big), None
+    )
+    assert (held["statusCode"], body_of(held)["error"]["details"]) == (501, {"reason": "danger_check"})
+    small = json.dumps({"discounts": [{"sku": "MUG-01", "percent": 25}]})
+    ran = call(
+        event("catalogue_set_prices", rawPath="/v1/tools/catalogue/discount_products", body=small), None
+    )
+    assert body_of(ran)["data"] == {"updated": 1}
+    assert body_of(call(event("catalogue_get_product"), None))["data"]["product"]["price_cents"] == 900
+
+
+def test_set_prices_over_the_batch_threshold_needs_confirmation(call: Handler) -> None:
+    prices = [{"sku": f"S-{i}", "price_cents": 1} for i in range(101)]
+    response = call(event("catalogue_set_prices", body=json.dumps({"prices": prices})), None)
+    assert (response["statusCode"], body_of(response)["error"]["details"]) == (501, {"reason": "batch_size"})
+
+
+def test_set_prices_over_max_items_is_422_before_schema_validation(call: Handler) -> None:
+    prices = [{"wrong": True}] * 501
+    response = call(event("catalogue_set_prices", body=json.dumps({"prices": prices})), None)
+    assert response["statusCode"] == 422
+    assert body_of(response)["error"]["code"] == "too_many_items"
+    assert body_of(response)["error"]["details"] == {"max_items": 500, "items": 501}
+
+
+def test_without_key_is_401_with_www_authenticate(call: Handler) -> None:
+    response = call(event("catalogue_get_product_without_key"), None)
+    assert response["statusCode"] == 401
+    assert response["headers"]["www-authenticate"].startswith("Bearer")
+    assert body_of(response)["error"]["code"] == "unauthenticated"
+
+
+def test_reader_key_creating_is_403_missing_scope(call: Handler) -> None:
+    response = call(event("catalogue_create_product_reader_key"), None)
+    assert response["statusCode"] == 403
+    assert body_of(response)["error"]["code"] == "missing_scope"
+    assert body_of(response)["error"]["details"] == {"scope": "catalogue.products:write"}
+
+
+def test_invalid_input_lists_every_error(call: Handler) -> None:
+    response = call(event("catalogue_get_product_invalid_input"), None)
+    assert response["statusCode"] == 422
+    error = body_of(response)["error"]
+    assert error["code"] == "invalid_input"
+    found = {(d["path"], d["keyword"]) for d in error["details"]}
+    assert found == {("/sku", "minLength"), ("/sku", "pattern"), ("", "additionalProperties")}
+
+
+def test_unknown_tool_is_404(call: Handler) -> None:
+    response = call(event("catalogue_unknown_tool"), None)
+    assert (response["statusCode"], body_of(response)["error"]["code"]) == (404, "unknown_tool")
+
+
+def test_credential_in_url_is_400_and_never_echoed(call: Handler) -> None:
+    response = call(event("catalogue_credential_in_url"), None)
+    assert (response["statusCode"], body_of(response)["error"]["code"]) == (400, "credential_in_url")
+    assert "tfk_leaked" not in response["body"]
+
+
+def test_form_body_is_415(call: Handler) -> None:
+    response = call(event("catalogue_not_json"), None)
+    assert (response["statusCode"], body_of(response)["error"]["code"]) == (415, "unsupported_media_type")
+
+
+def test_malformed_json_is_400_invalid_json(call: Handler) -> None:
+    response = call(event("catalogue_malformed_json"), None)
+    assert (response["statusCode"], body_of(response)["error"]["code"]) == (400, "invalid_json")
+
+
+def test_json_array_body_is_400_invalid_json(call: Handler) -> None:
+    response = call(event("catalogue_get_product", body="[1, 2]"), None)
+    assert body_of(response)["error"] == {
+        "code": "invalid_json",
+        "message": "the body must be a JSON object, got an array",
+        "details": None,
+    }
+
+
+def test_body_over_one_mebibyte_is_413(call: Handler) -> None:
+    big = json.dumps({"sku": "x" * (1024 * 1024)})
+    response = call(event("catalogue_get_product", body=big), None)
+    assert (response["statusCode"], body_of(response)["error"]["code"]) == (413, "payload_too_large")
+
+
+def test_base64_encoded_body_is_decoded(call: Handler) -> None:
+    call(event("catalogue_create_product"), None)
+    encoded = base64.b64encode(b'{"sku": "MUG-01"}').decode()
+    response = call(event("catalogue_get_product", body=encoded, isBase64Encoded=True), None)
+    assert response["statusCode"] == 200
+
+
+def test_handler_crash_is_500_without_detail(
+    call: Handler, family: ModuleType, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    def explode() -> str:
+        raise RuntimeError("secret table name toolfront-prod-ProductsTable")
+
+    monkeypatch.setattr(family, "_table", explode)  # the handler reads its table name through this
+    response = call(event("catalogue_get_product"), None)
+    assert response["statusCode"] == 500
+    assert body_of(response)["error"]["code"] == "internal_error"
+    assert "ProductsTable" not in response["body"]
+    assert "RuntimeError" in caplog.text

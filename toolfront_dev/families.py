@@ -1,0 +1,64 @@
+"""The tool families of this project: every ``functions/<family>/app.py`` with ``api_tools()``.
+
+Loaded as Lambda loads them (from their own directory, under a name of their own), for the
+manifest, the CLI's ``tools list`` and the local stack's Cognito resource server.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from toolfront.manifest import MANIFEST_FILE
+from toolfront.registry import Registry
+
+FUNCTIONS_DIR = "functions"
+MANIFEST_PATH = Path("layers/core/toolfront") / MANIFEST_FILE
+
+
+def load_app(project: Path, family: str) -> ModuleType:
+    """Import ``functions/<family>/app.py`` as ``toolfront_family_<family>``."""
+    path = project / FUNCTIONS_DIR / family / "app.py"
+    name = f"toolfront_family_{family}"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def family_modules(project: Path) -> list[ModuleType]:
+    """Every family module (a function whose app.py declares ``api_tools``), sorted by name."""
+    modules = []
+    for app in sorted((project / FUNCTIONS_DIR).glob("*/app.py")):
+        if "def api_tools(" in app.read_text(encoding="utf-8"):
+            modules.append(load_app(project, app.parent.name))
+    return modules
+
+
+def build_registry(project: Path) -> Registry:
+    return Registry.from_modules(family_modules(project))
+
+
+def manifest_text(project: Path) -> str:
+    """The manifest as the layer ships it (stable formatting, so diffs are readable)."""
+    return json.dumps(build_registry(project).manifest(), indent=2, sort_keys=True) + "\n"
+
+
+def write_manifest(project: Path) -> Path:
+    path = project / MANIFEST_PATH
+    path.write_text(manifest_text(project), encoding="utf-8")
+    return path
+
+
+def tool_scopes(manifest: dict[str, Any]) -> list[str]:
+    """Every scope an admin tool needs: the Cognito resource server's custom scopes."""
+    return sorted({t["scope"] for t in manifest["tools"] if t["scope"]})
