@@ -1,0 +1,183 @@
+"""The ``toolfront`` command line: one subcommand per entry of :data:`COMMANDS`.
+
+A subcommand is a :class:`Command`: a function adding its arguments and a function running it. Later
+subcommands (keys, principals, approvals, tools, openapi) add an entry; ``main`` needs no change.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+from typing import TYPE_CHECKING
+
+from toolfront_dev.errors import DevError
+
+if TYPE_CHECKING:
+    from toolfront_dev.stack import LocalStack
+
+
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """A subcommand: its name, one-line help, argument setup and the function that runs it."""
+
+    name: str
+    help: str
+    configure: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace], int]
+
+
+def _port(text: str) -> int:
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"port out of range: {port}")
+    return port
+
+
+def _parameter(text: str) -> tuple[str, str]:
+    name, sep, value = text.partition("=")
+    if not sep or not name:
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
+    return name, value
+
+
+def _configure_dev(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--host", default="127.0.0.1", help="interface of the API server (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--port",
+        type=_port,
+        default=os.environ.get("PORT", "3000"),
+        help="port of the API server (default: $PORT, else 3000)",
+    )
+    parser.add_argument(
+        "--moto-port", type=_port, default=0, help="port of the moto server (default: any free one)"
+    )
+    parser.add_argument(
+        "--project",
+        type=Path,
+        default=Path.cwd(),
+        help="folder holding template.yaml (default: the current directory)",
+    )
+    parser.add_argument(
+        "--parameter",
+        type=_parameter,
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a template parameter over its default, e.g. EnableCognito=false (repeatable)",
+    )
+
+
+def _configure_logging() -> None:
+    logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
+    # Powertools' Logger(service="toolfront") filters every record whose logger name contains
+    # "toolfront" out of the root handlers, which would swallow toolfront_dev's own lines (the
+    # handlers' tracebacks among them); a handler of our own is beyond that filter's reach.
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter(LOG_FORMAT))
+    dev_logger = logging.getLogger("toolfront_dev")
+    dev_logger.addHandler(handler)
+    dev_logger.setLevel(logging.INFO)
+    dev_logger.propagate = False
+
+
+def _run_dev(args: argparse.Namespace) -> int:
+    # Deferred: moto, werkzeug and cfn-lint are dev extras, and other subcommands must not need them.
+    from toolfront_dev.stack import LocalStack
+
+    _configure_logging()
+    stack = LocalStack(
+        args.project,
+        host=args.host,
+        port=args.port,
+        moto_port=args.moto_port,
+        parameters=dict(args.parameter),
+    )
+    stop = threading.Event()
+
+    def request_stop(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    # SIGTERM (a supervisor, a test) stops as cleanly as Ctrl-C; the previous handlers come back
+    # afterwards, for callers that run main() inside a longer-lived process.
+    previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        stack.start()
+        try:
+            _print_banner(stack)
+            while not stop.wait(1.0):
+                pass
+        finally:
+            stack.stop()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    print("toolfront dev: stopped", flush=True)
+    return 0
+
+
+def _print_banner(stack: LocalStack) -> None:
+    info = stack.info
+    print(f"toolfront dev: API  {info.api_url}")
+    print(f"               moto {info.moto_endpoint} (region {info.region})")
+    print(f"               wrote {stack.dev_json_path}")
+    for route in stack.routes.routes:
+        print(f"  {route.route_key:<45} -> {route.function_id}")
+    for logical_id, name in info.tables.items():
+        print(f"  table {logical_id:<20} {name}")
+    for logical_id, pool_id in info.user_pools.items():
+        print(f"  user pool {logical_id:<16} {pool_id}")
+    for logical_id, client_id in info.user_pool_clients.items():
+        print(f"  app client {logical_id:<15} {client_id}")
+    print(f"try: curl {info.api_url}/health")
+    print("Press Ctrl-C to stop.", flush=True)
+
+
+COMMANDS: tuple[Command, ...] = (
+    Command(
+        name="dev",
+        help="run the whole stack locally: moto, the template's tables and its API routes",
+        configure=_configure_dev,
+        run=_run_dev,
+    ),
+)
+
+
+def build_parser(commands: Sequence[Command] = COMMANDS) -> argparse.ArgumentParser:
+    """The argument parser with one subparser per command."""
+    parser = argparse.ArgumentParser(prog="toolfront", description="Develop and operate a toolfront stack.")
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for command in commands:
+        sub = subparsers.add_parser(command.name, help=command.help, description=command.help)
+        command.configure(sub)
+        sub.set_defaults(run=command.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``toolfront`` console script; returns the exit status."""
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.run(args))
+    except DevError as exc:
+        print(f"toolfront {args.command}: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,125 @@
+"""What the template means on the local stack: Ref values, live conditions, the functions' environment.
+
+Also the reversible changes to ``os.environ`` that let handlers in this process reach moto.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Mapping
+
+from toolfront_dev.aws import REGION
+from toolfront_dev.errors import TemplateError
+from toolfront_dev.intrinsics import Intrinsics
+from toolfront_dev.payload import LOCAL_ACCOUNT_ID
+from toolfront_dev.template import Template
+
+_PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")
+
+
+def stack_intrinsics(
+    template: Template, stage: str, parameters: Mapping[str, str] | None = None
+) -> Intrinsics:
+    """Intrinsics knowing the parameters (defaults, then ``Stage``, then overrides) and pseudo parameters.
+
+    Raises:
+        TemplateError: an override names no parameter of the template.
+    """
+    unknown = set(parameters or {}) - set(template.parameter_defaults)
+    if unknown:
+        raise TemplateError(f"no such template parameter: {', '.join(sorted(unknown))}")
+    refs = {name: default for name, default in template.parameter_defaults.items() if default is not None}
+    refs |= {
+        "Stage": stage,
+        "AWS::Region": REGION,
+        "AWS::AccountId": LOCAL_ACCOUNT_ID,
+        "AWS::Partition": "aws",
+        "AWS::URLSuffix": "amazonaws.com",
+        "AWS::StackName": f"toolfront-{stage}",
+    }
+    return Intrinsics(refs | dict(parameters or {}), template.conditions)
+
+
+def active_template(template: Template, intrinsics: Intrinsics) -> Template:
+    """The template without the functions, tables and resources whose ``Condition`` is false."""
+
+    def live(condition: str | None, logical_id: str) -> bool:
+        return condition is None or intrinsics.condition(condition, where=logical_id)
+
+    return dataclasses.replace(
+        template,
+        functions=tuple(f for f in template.functions if live(f.condition, f.logical_id)),
+        tables=tuple(t for t in template.tables if live(t.condition, t.logical_id)),
+        resources=tuple(r for r in template.resources if live(r.condition, r.logical_id)),
+    )
+
+
+def function_environment(template: Template, intrinsics: Intrinsics) -> dict[str, str]:
+    """The union of every function's resolved environment (AWS::NoValue variables left out).
+
+    Raises:
+        TemplateError: a value cannot be resolved, or two functions give one variable different
+            values (in one process only one of them could hold).
+    """
+    merged: dict[str, str] = {}
+    owners: dict[str, str] = {}
+    for function in template.functions:
+        for name, raw in function.environment.items():
+            value = intrinsics.text(raw, where=f"{function.logical_id} {name}")
+            if value is None:
+                continue
+            if merged.setdefault(name, value) != value:
+                raise TemplateError(
+                    f"{name} is {merged[name]!r} for {owners[name]} but {value!r} for {function.logical_id}"
+                )
+            owners.setdefault(name, function.logical_id)
+    return merged
+
+
+class EnvironmentPatch:
+    """Changes to ``os.environ`` that :meth:`restore` undoes."""
+
+    def __init__(self) -> None:
+        self._saved: dict[str, str | None] = {}
+
+    def set(self, name: str, value: str) -> None:
+        """Set a variable, remembering its first previous value."""
+        self._saved.setdefault(name, os.environ.get(name))
+        os.environ[name] = value
+
+    def unset(self, name: str) -> None:
+        """Remove a variable, remembering its previous value."""
+        if name in os.environ:
+            self._saved.setdefault(name, os.environ.get(name))
+            del os.environ[name]
+
+    def restore(self) -> None:
+        """Put back every variable as it was before the first change."""
+        for name, value in self._saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        self._saved.clear()
+
+
+def point_at_moto(env: EnvironmentPatch, moto_endpoint: str) -> None:
+    """Send every boto3 client of this process to moto, in the stack's region, never to real AWS."""
+    env.set("AWS_ENDPOINT_URL", moto_endpoint)
+    # Per-service endpoints, or the switch that ignores AWS_ENDPOINT_URL, would send a handler's
+    # calls past moto, possibly to a real account with the shell's credentials.
+    for name in [n for n in os.environ if n.startswith("AWS_ENDPOINT_URL_")]:
+        env.unset(name)
+    env.unset("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS")
+    # Forced, not defaulted: the tables exist in this region only.
+    env.set("AWS_DEFAULT_REGION", REGION)
+    env.set("AWS_REGION", REGION)
+    env.set("AWS_EC2_METADATA_DISABLED", "true")
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+        if not os.environ.get(name):
+            env.set(name, "testing")
+    if any(os.environ.get(name) for name in _PROXY_VARIABLES):
+        for name in ("NO_PROXY", "no_proxy"):
+            current = os.environ.get(name, "")
+            env.set(name, ",".join(filter(None, [current, "127.0.0.1", "localhost"])))

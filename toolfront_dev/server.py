@@ -1,0 +1,251 @@
+"""The local API server: the template's HttpApi routes, each served by its function's own lambda_handler.
+
+Requests become payload 2.0 events; handlers are imported from their CodeUri and run in this process.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any, cast
+
+from werkzeug.serving import BaseWSGIServer, make_server
+from werkzeug.wrappers import Request, Response
+
+from toolfront_dev.errors import TemplateError
+from toolfront_dev.net import check_port_free, http_url
+from toolfront_dev.payload import (
+    LOCAL_ACCOUNT_ID,
+    LOCAL_API_ID,
+    LambdaContext,
+    build_event,
+    build_response,
+    gateway_error,
+)
+from toolfront_dev.routing import RouteMatch, RouteTable
+from toolfront_dev.template import FunctionSpec, Template
+
+logger = logging.getLogger(__name__)
+
+Handler = Callable[[dict[str, Any], Any], Any]
+
+# sys.path and sys.modules belong to the whole process, so handler imports take turns.
+_IMPORT_LOCK = threading.Lock()
+
+
+def silence_werkzeug() -> None:
+    """Drop werkzeug's per-request access lines (moto's server logs through the same logger)."""
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
+
+
+def handler_module_name(function: FunctionSpec) -> str:
+    """The ``sys.modules`` name of a function's handler module, unique per function."""
+    return f"toolfront_fn_{function.logical_id.lower()}_{function.handler_module.replace('.', '_')}"
+
+
+class HandlerLoader:
+    """Imports each function's handler module on first use and keeps it."""
+
+    def __init__(self, functions: Iterable[FunctionSpec]) -> None:
+        """Index the functions.
+
+        Raises:
+            TemplateError: two CodeUri directories ship sibling modules of the same name; in one
+                process the second function would silently import the first one's module.
+        """
+        self._functions = {function.logical_id: function for function in functions}
+        self._handlers: dict[str, Handler] = {}
+        _check_sibling_modules(self._functions.values())
+
+    def handler(self, function_id: str) -> Handler:
+        """The function's handler callable, imported now if it is the first call."""
+        found = self._handlers.get(function_id)
+        if found is None:
+            with _IMPORT_LOCK:
+                found = self._handlers.get(function_id)
+                if found is None:
+                    found = _import_handler(self._functions[function_id])
+                    self._handlers[function_id] = found
+        return found
+
+
+class LocalApi:
+    """A WSGI application that routes like API Gateway and invokes handlers in-process."""
+
+    def __init__(
+        self,
+        template: Template,
+        *,
+        function_name_prefix: str = "toolfront-local",
+        region: str = "us-east-1",
+        account_id: str = LOCAL_ACCOUNT_ID,
+    ) -> None:
+        """Build the route table and the handler loader.
+
+        Raises:
+            RouteConflictError: two routes share a method and a path.
+            TemplateError: handler modules of two functions would collide.
+        """
+        self.routes = RouteTable(template.routes)
+        self._functions: Mapping[str, FunctionSpec] = {f.logical_id: f for f in template.functions}
+        self._loader = HandlerLoader(template.functions)
+        self._name_prefix = function_name_prefix
+        self._region = region
+        self._account_id = account_id
+
+    def __call__(self, environ: dict[str, Any], start_response: Any) -> Iterable[bytes]:
+        """WSGI entry point."""
+        response = self.dispatch(Request(environ))
+        return response(environ, start_response)
+
+    def dispatch(self, request: Request) -> Response:
+        """Answer one request as API Gateway plus Lambda would."""
+        request_id = str(uuid.uuid4())
+        started = time.monotonic()
+        match = self.routes.match(request.method, request.path)
+        if match is None:
+            response, target = gateway_error(404, "Not Found"), "-"
+        else:
+            target = match.route.function_id
+            response = self._invoke(self._functions[target], request, match, request_id)
+        response.headers["apigw-requestid"] = request_id  # API Gateway adds it to every reply
+        elapsed_ms = (time.monotonic() - started) * 1000
+        logger.info(
+            "%s %s -> %d (%s, %.0f ms)",
+            request.method,
+            request.path,
+            response.status_code,
+            target,
+            elapsed_ms,
+        )
+        return response
+
+    def _invoke(
+        self, function: FunctionSpec, request: Request, match: RouteMatch, request_id: str
+    ) -> Response:
+        event = build_event(
+            request, match, request_id=request_id, api_id=LOCAL_API_ID, account_id=self._account_id
+        )
+        context = self._context(function)
+        started = time.monotonic()
+        try:
+            result = self._loader.handler(function.logical_id)(event, context)
+            response = build_response(result)
+        except Exception:
+            # Lambda reports the failure and API Gateway hides it behind a bare 500; the developer
+            # still needs the traceback, so it goes to the log (stderr).
+            logger.exception("%s failed on %s %s", function.logical_id, request.method, request.path)
+            return gateway_error(500, "Internal Server Error")
+        elapsed = time.monotonic() - started
+        if elapsed > function.timeout_seconds:
+            logger.warning(
+                "%s took %.1f s, over its Timeout of %d s: Lambda would have stopped it",
+                function.logical_id,
+                elapsed,
+                function.timeout_seconds,
+            )
+        return response
+
+    def _context(self, function: FunctionSpec) -> LambdaContext:
+        name = f"{self._name_prefix}-{function.logical_id}"
+        return LambdaContext(
+            function_name=name,
+            memory_limit_in_mb=function.memory_size_mb,
+            invoked_function_arn=f"arn:aws:lambda:{self._region}:{self._account_id}:function:{name}",
+            aws_request_id=str(uuid.uuid4()),
+            deadline_epoch_ms=int(time.time() * 1000) + function.timeout_seconds * 1000,
+            log_group_name=f"/aws/lambda/{name}",
+        )
+
+
+class LocalApiServer:
+    """A threaded werkzeug HTTP server for a :class:`LocalApi`, run on a background thread."""
+
+    def __init__(self, app: LocalApi, host: str = "127.0.0.1", port: int = 3000) -> None:
+        """Bind the socket now (port 0 picks a free one); serving starts with :meth:`start`.
+
+        Raises:
+            StackError: the port cannot be bound.
+        """
+        check_port_free(host, port)
+        silence_werkzeug()
+        self._host = host
+        self._server: BaseWSGIServer = make_server(host, port, app, threaded=True)
+        self._thread: threading.Thread | None = None
+
+    @property
+    def port(self) -> int:
+        """The bound port."""
+        return int(self._server.server_port)
+
+    @property
+    def url(self) -> str:
+        """The base URL, e.g. ``http://127.0.0.1:3000``."""
+        return http_url(self._host, self.port)
+
+    def start(self) -> None:
+        """Serve on a daemon thread."""
+        self._thread = threading.Thread(target=self._server.serve_forever, name="toolfront-api", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop serving and close the socket."""
+        if self._thread is None:
+            self._server.server_close()
+            return
+        self._server.shutdown()  # serve_forever closes the socket on its way out
+        self._thread.join()
+        self._thread = None
+
+
+def _import_handler(function: FunctionSpec) -> Handler:
+    source = function.code_uri.joinpath(*function.handler_module.split(".")).with_suffix(".py")
+    name = handler_module_name(function)
+    spec = importlib.util.spec_from_file_location(name, source)
+    if spec is None or spec.loader is None or not source.is_file():
+        raise ImportError(f"{function.logical_id}: no handler module at {source}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses and typing look a module up by name while it runs
+    code_dir = str(function.code_uri)
+    # The CodeUri is the Lambda task root: the handler's own sibling imports resolve from it.
+    sys.path.insert(0, code_dir)
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    finally:
+        sys.path.remove(code_dir)
+    handler = getattr(module, function.handler_function, None)
+    if not callable(handler):
+        raise ImportError(f"{function.logical_id}: {source} has no callable {function.handler_function}")
+    return cast(Handler, handler)
+
+
+def _check_sibling_modules(functions: Iterable[FunctionSpec]) -> None:
+    owners: dict[str, FunctionSpec] = {}
+    for function in functions:
+        for module in _sibling_modules(function):
+            other = owners.setdefault(module, function)
+            # Functions sharing one CodeUri share its modules too, which is harmless.
+            if other.code_uri != function.code_uri:
+                raise TemplateError(
+                    f"{function.logical_id} and {other.logical_id} both ship a top-level module "
+                    f"{module!r}; in one process they would share it. Rename one."
+                )
+
+
+def _sibling_modules(function: FunctionSpec) -> set[str]:
+    root: Path = function.code_uri
+    if not root.is_dir():
+        return set()
+    modules = {path.stem for path in root.glob("*.py")}
+    modules |= {path.name for path in root.iterdir() if (path / "__init__.py").is_file()}
+    # The handler module itself is imported under a unique name (handler_module_name).
+    return modules - {function.handler_module.split(".")[0], "__init__"}

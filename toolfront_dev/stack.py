@@ -1,0 +1,259 @@
+"""The local stack: moto with the template's tables, the functions' environment, the API server, dev.json.
+
+One :class:`LocalStack` starts and stops all of it, for ``toolfront dev`` and for tests alike.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import tempfile
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import Any, ClassVar
+
+from toolfront_dev.aws import REGION, MotoServer, configure_moto, create_tables, physical_table_name
+from toolfront_dev.cognito import EMULATED_TYPES, USER_POOL, USER_POOL_CLIENT, create_user_pools, jwks_url
+from toolfront_dev.environment import (
+    EnvironmentPatch,
+    active_template,
+    function_environment,
+    point_at_moto,
+    stack_intrinsics,
+)
+from toolfront_dev.errors import StackError
+from toolfront_dev.intrinsics import Intrinsics
+from toolfront_dev.routing import RouteTable
+from toolfront_dev.server import LocalApi, LocalApiServer
+from toolfront_dev.template import Template, load_template
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_STAGE = "local"
+DEV_JSON = Path(".toolfront") / "dev.json"
+# The variable toolfront.settings reads for a pool's signing keys; the issuer's own JWKS is real AWS.
+JWKS_URL_VARIABLE = "TOOLFRONT_COGNITO_JWKS_URL"
+
+
+@dataclass(frozen=True, slots=True)
+class DevInfo:
+    """What ``.toolfront/dev.json`` records for the CLI's ``--local``."""
+
+    api_url: str
+    moto_endpoint: str
+    region: str
+    stage: str
+    tables: Mapping[str, str]
+    user_pools: Mapping[str, str] = field(default_factory=dict)
+    user_pool_clients: Mapping[str, str] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON document, keys in the documented order."""
+        return {
+            "api_url": self.api_url,
+            "moto_endpoint": self.moto_endpoint,
+            "region": self.region,
+            "stage": self.stage,
+            "tables": dict(self.tables),
+            "user_pools": dict(self.user_pools),
+            "user_pool_clients": dict(self.user_pool_clients),
+        }
+
+
+def write_dev_json(path: Path, info: DevInfo) -> None:
+    """Write dev.json atomically, so a CLI reading it never sees half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile(
+        "w", dir=path.parent, suffix=".tmp", delete=False, encoding="utf-8"
+    ) as out:
+        json.dump(info.to_json(), out, indent=2)
+        out.write("\n")
+    os.replace(out.name, path)
+
+
+class LocalStack:
+    """moto, the template's tables, the API server and dev.json, started and stopped together.
+
+    moto keeps its state in module globals, so only one LocalStack may run per process.
+    """
+
+    _running: ClassVar[LocalStack | None] = None
+    _running_lock: ClassVar[threading.Lock] = threading.Lock()
+
+    def __init__(
+        self,
+        project_dir: Path | str = ".",
+        host: str = "127.0.0.1",
+        port: int = 3000,
+        moto_port: int = 0,
+        *,
+        stage: str = DEFAULT_STAGE,
+        dev_json_path: Path | str | None = None,
+        parameters: Mapping[str, str] | None = None,
+    ) -> None:
+        """Describe the stack; nothing starts before :meth:`start`.
+
+        Args:
+            project_dir: the folder holding template.yaml and the functions' CodeUri folders.
+            host: interface of the API server.
+            port: port of the API server; 0 picks a free one.
+            moto_port: port of the moto server (always on 127.0.0.1); 0 picks a free one.
+            stage: names the tables ``toolfront-<stage>-<LogicalId>``.
+            dev_json_path: where to write dev.json; ``<project_dir>/.toolfront/dev.json`` by default.
+            parameters: template parameter values over the defaults (``{"EnableCognito": "false"}``).
+        """
+        self.project_dir = Path(project_dir).resolve()
+        self.stage = stage
+        self.dev_json_path = Path(dev_json_path) if dev_json_path else self.project_dir / DEV_JSON
+        self._host, self._port, self._moto_port = host, port, moto_port
+        self._parameters = dict(parameters or {})
+        self._moto: MotoServer | None = None
+        self._api: LocalApi | None = None
+        self._server: LocalApiServer | None = None
+        self._environment = EnvironmentPatch()
+        self._info: DevInfo | None = None
+        self._template: Template | None = None
+
+    @property
+    def info(self) -> DevInfo:
+        """The running stack's URLs and table names (what dev.json holds)."""
+        if self._info is None:
+            raise StackError("the local stack is not running")
+        return self._info
+
+    @property
+    def api_url(self) -> str:
+        """Base URL of the local API, e.g. ``http://127.0.0.1:3000``."""
+        return self.info.api_url
+
+    @property
+    def moto_endpoint(self) -> str:
+        """Base URL of the moto server."""
+        return self.info.moto_endpoint
+
+    @property
+    def table_names(self) -> Mapping[str, str]:
+        """Physical table name by logical id."""
+        return self.info.tables
+
+    @property
+    def template(self) -> Template:
+        """The parsed template the stack serves."""
+        if self._template is None:
+            raise StackError("the local stack is not running")
+        return self._template
+
+    @property
+    def routes(self) -> RouteTable:
+        """The routes being served."""
+        if self._api is None:
+            raise StackError("the local stack is not running")
+        return self._api.routes
+
+    def start(self) -> LocalStack:
+        """Start moto, create the tables, set the environment, serve the API and write dev.json.
+
+        Everything that can be checked without a server (the template, route conflicts, the
+        environment, free ports) is checked before anything starts. On failure whatever already
+        started is stopped again.
+
+        Raises:
+            TemplateError: the template cannot be served.
+            StackError: a port is taken, moto failed, or another LocalStack runs in this process.
+        """
+        with LocalStack._running_lock:
+            if LocalStack._running is not None:
+                raise StackError("a LocalStack is already running in this process")
+            LocalStack._running = self
+        try:
+            self._start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _start(self) -> None:
+        intrinsics, template = self._resolve_template()
+        tables = {t.logical_id: physical_table_name(self.stage, t.logical_id) for t in template.tables}
+        emulated = [r for r in template.resources if r.type in EMULATED_TYPES]
+        # A dry run with stand-in ids: an unresolvable variable fails before any server starts.
+        stand_ins = {r.logical_id: f"<{r.logical_id}>" for r in emulated}
+        function_environment(template, intrinsics.with_refs(tables | stand_ins))
+        self._template = template
+        self._api = LocalApi(template, function_name_prefix=f"toolfront-{self.stage}", region=REGION)
+        self._server = LocalApiServer(self._api, self._host, self._port)  # binds now: a busy port fails early
+        self._moto = MotoServer(self._moto_port)
+        moto_endpoint = self._moto.start()
+        # moto's Step Functions interpreter calls back to localhost:$MOTO_PORT when a state machine
+        # runs; ThreadedMotoServer does not set it. Set before any state machine can exist.
+        self._environment.set("MOTO_PORT", str(self._moto.port))
+        configure_moto(moto_endpoint)
+        ids = self._provision(moto_endpoint, template, tables, intrinsics)
+        environment = function_environment(template, intrinsics.with_refs(tables | ids))
+        pools = {r.logical_id: ids[r.logical_id] for r in emulated if r.type == USER_POOL}
+        if len(pools) == 1:
+            environment[JWKS_URL_VARIABLE] = jwks_url(moto_endpoint, next(iter(pools.values())))
+        # Every function runs in this one process, so os.environ gets the union of their
+        # environments; function_environment() refused any variable two functions disagree on.
+        for name, value in environment.items():
+            self._environment.set(name, value)
+        point_at_moto(self._environment, moto_endpoint)
+        _reset_aws_clients()
+        self._server.start()
+        clients = {r.logical_id: ids[r.logical_id] for r in emulated if r.type == USER_POOL_CLIENT}
+        self._info = DevInfo(self._server.url, moto_endpoint, REGION, self.stage, tables, pools, clients)
+        write_dev_json(self.dev_json_path, self._info)
+        logger.info("local stack up: API %s, moto %s", self._info.api_url, moto_endpoint)
+
+    def _provision(
+        self, endpoint: str, template: Template, tables: Mapping[str, str], intrinsics: Intrinsics
+    ) -> dict[str, str]:
+        """Create the tables and Cognito resources in moto; the Ref value of each Cognito resource."""
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        emulated = [r for r in template.resources if r.type in EMULATED_TYPES]
+        try:
+            create_tables(endpoint, template.tables, tables)
+            return create_user_pools(endpoint, emulated, intrinsics.with_refs(tables), stage=self.stage)
+        except (BotoCoreError, ClientError) as exc:
+            raise StackError(f"moto refused to create a resource of the template: {exc}") from exc
+
+    def _resolve_template(self) -> tuple[Intrinsics, Template]:
+        template = load_template(self.project_dir / "template.yaml")
+        intrinsics = stack_intrinsics(template, self.stage, self._parameters)
+        return intrinsics, active_template(template, intrinsics)
+
+    def stop(self) -> None:
+        """Stop both servers and restore the environment; safe to call twice."""
+        if self._server is not None:
+            self._server.stop()
+            self._server = None
+        if self._moto is not None:
+            self._moto.stop()
+            self._moto = None
+        self._environment.restore()
+        _reset_aws_clients()
+        self._info = None
+        with LocalStack._running_lock:
+            if LocalStack._running is self:
+                LocalStack._running = None
+
+    def __enter__(self) -> LocalStack:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        self.stop()
+
+
+def _reset_aws_clients() -> None:
+    # toolfront caches one client per service; one made before the endpoint changed would keep
+    # talking to the old endpoint.
+    from toolfront.aws import reset_clients
+
+    reset_clients()
