@@ -15,6 +15,7 @@ from moto import mock_aws
 from tests.aws import TABLE_ENV, create_tables
 from toolfront import aws as toolfront_aws
 from toolfront import service, settings
+from toolfront_dev.moto_atomic import make_dynamodb_atomic
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -47,6 +48,7 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         monkeypatch.setenv(name, value)
     monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
     monkeypatch.delenv("TOOLFRONT_COGNITO_ISSUER", raising=False)
+    make_dynamodb_atomic()
     with mock_aws():
         for logical_id, name in create_tables(boto3.client("dynamodb")).items():
             monkeypatch.setenv(TABLE_ENV[logical_id], name)
@@ -60,3 +62,4 @@ def reset_process_state() -> None:
     toolfront_aws.reset_clients()
     settings.current.cache_clear()
     service.authenticator.cache_clear()
+    service.admission.cache_clear()

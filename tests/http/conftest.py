@@ -91,8 +91,11 @@ def api(stack: LocalStack) -> Api:
 @pytest.fixture(scope="package")
 def store(stack: LocalStack) -> DynamoDBKeyStore:
     client = boto3.client(
-        "dynamodb", endpoint_url=stack.moto_endpoint, region_name="us-east-1",
-        aws_access_key_id="testing", aws_secret_access_key="testing",
-    )  # fmt: skip
+        "dynamodb",
+        endpoint_url=stack.moto_endpoint,
+        region_name="us-east-1",
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+    )
     tables = stack.table_names
     return DynamoDBKeyStore(tables["KeysTable"], tables["PrincipalsTable"], client)

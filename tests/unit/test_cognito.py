@@ -65,15 +65,21 @@ def pool() -> Iterator[Pool]:
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()
     endpoint = f"http://127.0.0.1:{port}"
-    options = {"endpoint_url": endpoint, "region_name": "us-east-1",
-               "aws_access_key_id": "testing", "aws_secret_access_key": "testing"}  # fmt: skip
+    options = {
+        "endpoint_url": endpoint,
+        "region_name": "us-east-1",
+        "aws_access_key_id": "testing",
+        "aws_secret_access_key": "testing",
+    }
     idp = boto3.client("cognito-idp", **options)
     dynamodb = boto3.client("dynamodb", **options)
     pool_id = idp.create_user_pool(PoolName="toolfront-test")["UserPool"]["Id"]
     idp.create_resource_server(
-        UserPoolId=pool_id, Identifier="toolfront", Name="tools",
+        UserPoolId=pool_id,
+        Identifier="toolfront",
+        Name="tools",
         Scopes=[{"ScopeName": "catalogue.products:read", "ScopeDescription": "read"}],
-    )  # fmt: skip
+    )
     flows = ["ALLOW_USER_PASSWORD_AUTH", "ALLOW_REFRESH_TOKEN_AUTH"]
     client_id = idp.create_user_pool_client(UserPoolId=pool_id, ClientName="app", ExplicitAuthFlows=flows)
     other = idp.create_user_pool_client(UserPoolId=pool_id, ClientName="other", ExplicitAuthFlows=flows)
@@ -85,10 +91,11 @@ def pool() -> Iterator[Pool]:
             idp.admin_add_user_to_group(UserPoolId=pool_id, Username=user, GroupName=group)
     for table, key in (("KeysTable", "key_id"), ("PrincipalsTable", "principal_id")):
         dynamodb.create_table(
-            TableName=table, BillingMode="PAY_PER_REQUEST",
+            TableName=table,
+            BillingMode="PAY_PER_REQUEST",
             KeySchema=[{"AttributeName": key, "KeyType": "HASH"}],
             AttributeDefinitions=[{"AttributeName": key, "AttributeType": "S"}],
-        )  # fmt: skip
+        )
     dynamodb.put_item(
         TableName="PrincipalsTable",
         Item={"principal_id": {"S": "catalogue-admins"}, "permissions": {"SS": ["catalogue"]}},
@@ -127,9 +134,11 @@ def test_custom_scopes_come_from_the_scope_claim_without_prefix(pool: Pool) -> N
     # (the one initiate_auth uses) issues the token here instead of a hand-made one.
     user_pool = cognitoidp_backends["123456789012"]["us-east-1"].user_pools[pool.pool_id]
     token, _ = user_pool.create_jwt(
-        pool.client_id, "ada@example.org", "access",
+        pool.client_id,
+        "ada@example.org",
+        "access",
         extra_data={"scope": "openid toolfront/catalogue.products:read other/x:y"},
-    )  # fmt: skip
+    )
     actor = authenticator(pool).authenticate(bearer(token), "")
     assert actor.scopes == {"catalogue.products:read"}
 

@@ -42,9 +42,13 @@ def test_list_tools_shows_an_admin_every_catalogue_tool(gateway: ModuleType) -> 
     names = listed(response)
     assert names == sorted(names)
     assert {n for n in names if n.startswith("catalogue.")} == {
-        "catalogue.create_product", "catalogue.delete_product", "catalogue.discount_products",
-        "catalogue.get_product", "catalogue.list_products", "catalogue.set_prices",
-    }  # fmt: skip
+        "catalogue.create_product",
+        "catalogue.delete_product",
+        "catalogue.discount_products",
+        "catalogue.get_product",
+        "catalogue.list_products",
+        "catalogue.set_prices",
+    }
     entry = json.loads(response["body"])["data"]["tools"][0]
     assert set(entry) == {"name", "title", "description", "audience", "scope", "annotations", "danger"}
 

@@ -5,12 +5,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import boto3
 import pytest
 
 from toolfront import Registry, Tool, ToolError
 from toolfront.actors import Actor, ActorKind
+from toolfront.admission import Admission
 from toolfront.errors import UnauthenticatedError
 from toolfront.pipeline import Call, CallPipeline, CallResult
+from toolfront.ratelimit import RateLimits
 
 ITEMS = {
     "type": "object",
@@ -33,9 +36,14 @@ def tools() -> list[Tool]:
         Tool.new(name="shop.store_items", scope="shop.items:write", max_items=3, **admin),
         Tool.new(name="shop.wipe_items", scope="shop.items:write", danger="always", **admin),
         Tool.new(name="shop.greet_visitor", audience="public", handler=record),
-        Tool.new(name="shop.fail_loudly", scope="shop.items:read", audience="admin", permission="shop",
-                 handler=lambda d, c: (_ for _ in ()).throw(ToolError("sold_out", "nothing left", 410))),
-    ]  # fmt: skip
+        Tool.new(
+            name="shop.fail_loudly",
+            scope="shop.items:read",
+            audience="admin",
+            permission="shop",
+            handler=lambda d, c: (_ for _ in ()).throw(ToolError("sold_out", "nothing left", 410)),
+        ),
+    ]
 
 
 KEY = Actor(ActorKind.KEY, "k1", "alice", frozenset({"shop.*"}), frozenset({"shop"}))
@@ -55,7 +63,9 @@ def run(
         return actor
 
     registry = Registry.from_modules([type("M", (), {"FAMILY": "shop", "api_tools": staticmethod(tools)})])
-    pipeline = CallPipeline(registry, authenticate, batch_confirm_items=100)
+    client = boto3.client("dynamodb")
+    admission = Admission("RateLimitsTable", "IdempotencyTable", RateLimits(), client=client)
+    pipeline = CallPipeline(registry, authenticate, admission, batch_confirm_items=100)
     call = Call(tool_name=name, request_id="r1", query=query or {}, body=body, content_type=content_type)
     return pipeline.run(call)
 
@@ -65,7 +75,7 @@ def code(result: CallResult) -> tuple[int, str | None]:
 
 
 @pytest.fixture(autouse=True)
-def _clear() -> None:
+def _clear(aws: None) -> None:
     ran.clear()
 
 
@@ -116,8 +126,10 @@ def test_schema_errors_are_all_listed() -> None:
     assert code(result) == (422, "invalid_input")
     assert result.error is not None
     assert {(d["path"], d["keyword"]) for d in result.error.details} == {
-        ("/items/0", "minimum"), ("/items/1", "type"), ("", "additionalProperties")
-    }  # fmt: skip
+        ("/items/0", "minimum"),
+        ("/items/1", "type"),
+        ("", "additionalProperties"),
+    }
     assert ran == []
 
 

@@ -29,17 +29,28 @@ def test_check_schema_using_every_supported_keyword_passes() -> None:
         "examples": [{}],
         "properties": {
             "s": {"type": "string", "minLength": 1, "maxLength": 5, "pattern": "^[a-z]+$", "format": "email"},
-            "n": {"type": ["number", "null"], "minimum": 0, "maximum": 9, "exclusiveMinimum": -1,
-                  "exclusiveMaximum": 10, "multipleOf": 0.5},
+            "n": {
+                "type": ["number", "null"],
+                "minimum": 0,
+                "maximum": 9,
+                "exclusiveMinimum": -1,
+                "exclusiveMaximum": 10,
+                "multipleOf": 0.5,
+            },
             "e": {"enum": ["a", "b"]},
             "c": {"const": 3},
-            "l": {"type": "array", "items": {"type": "integer"}, "minItems": 1, "maxItems": 3,
-                  "uniqueItems": True},
+            "l": {
+                "type": "array",
+                "items": {"type": "integer"},
+                "minItems": 1,
+                "maxItems": 3,
+                "uniqueItems": True,
+            },
             "o": {"type": "object", "additionalProperties": {"type": "string"}},
         },
         "required": ["s"],
         "additionalProperties": False,
-    }  # fmt: skip
+    }
     assert check_schema(schema) == ()
 
 

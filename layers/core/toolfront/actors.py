@@ -9,6 +9,7 @@ from enum import StrEnum
 class ActorKind(StrEnum):
     KEY = "key"  # an API key of the key table; id = key id
     COGNITO = "cognito"  # a Cognito access token; id = sub
+    CLIENT = "client"  # a public tool's client token; id = base64url(sha256(token))
     ANONYMOUS = "anonymous"  # no credentials (public tools only); id = source IP
 
 
@@ -22,10 +23,12 @@ class Actor:
     scopes: frozenset[str] = field(default_factory=frozenset)
     permissions: frozenset[str] = field(default_factory=frozenset)
     requires_approval: bool = False
+    rate_limit: int | None = None  # units per minute of this key, over the audience default
 
     @property
     def authenticated(self) -> bool:
-        return self.kind is not ActorKind.ANONYMOUS
+        """Whether a key or an access token stands behind the call (admin tools need one)."""
+        return self.kind in (ActorKind.KEY, ActorKind.COGNITO)
 
     def has_scope(self, scope: str) -> bool:
         """Whether one held scope covers ``scope`` (exact, ``<module>.<resource>:*`` or ``<module>.*``)."""

@@ -82,6 +82,7 @@ class Authenticator:
             scopes=record.scopes,
             permissions=principal.permissions if principal else frozenset(),
             requires_approval=record.requires_approval,
+            rate_limit=record.rate_limit,
         )
 
     def _remember_owner(self, key_id: str, owner: str) -> None:

@@ -1,4 +1,5 @@
-"""Which names carry credentials, and the refusal of credentials sent in a URL.
+"""Credentials: which names carry one, client-token hashing, the one redaction function, and the
+refusal of credentials sent in a URL.
 
 Query strings end up in access logs, browser history and proxies, so a credential there is
 refused before anything else happens (and its value is never logged).
@@ -6,19 +7,31 @@ refused before anything else happens (and its value is never logged).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import base64
+import hashlib
+from collections.abc import Collection, Mapping
+from typing import Any
 
 from toolfront.errors import CredentialInUrlError
 
-CREDENTIAL_NAMES = frozenset(
+# Query parameters refused in URLs (DESIGN.md section 5); ``code`` is allowed on the approval page.
+URL_CREDENTIAL_NAMES = frozenset(
     {"api_key", "key", "authorization", "access_token", "password", "secret", "code"}
 )
+# Fields redacted from every sink (DESIGN.md section 6), besides a tool's own credentials fields.
+SECRET_FIELD_NAMES = frozenset({"authorization", "x-api-key", "api_key", "password", "secret"})
 
 
 def is_credential_name(name: str) -> bool:
-    """Whether a field or parameter of this name carries a credential."""
+    """Whether a query parameter of this name carries a credential."""
     lowered = name.lower()
-    return lowered in CREDENTIAL_NAMES or lowered.endswith("_token")
+    return lowered in URL_CREDENTIAL_NAMES or lowered.endswith("_token")
+
+
+def is_secret_field(name: str) -> bool:
+    """Whether a field of this name holds a secret wherever it appears (logs, answers, records)."""
+    lowered = name.lower()
+    return lowered in SECRET_FIELD_NAMES or lowered.endswith("_token")
 
 
 def refuse_credentials_in_url(query: Mapping[str, str], *, allowed: frozenset[str] = frozenset()) -> None:
@@ -30,3 +43,48 @@ def refuse_credentials_in_url(query: Mapping[str, str], *, allowed: frozenset[st
                 "Authorization header or the JSON body, never in the URL",
                 details={"parameter": name},
             )
+
+
+REDACTED = "[redacted]"
+
+
+def hash_client_token(token: str) -> str:
+    """A client token's identity: ``base64url(sha256(token))`` without padding (never the token)."""
+    digest = hashlib.sha256(token.encode("utf-8")).digest()
+    return base64.urlsafe_b64encode(digest).decode("ascii").rstrip("=")
+
+
+def redact(value: Any, *, fields: Collection[str] = (), secrets: Collection[str] = ()) -> Any:
+    """``value`` with every credential removed: the one redaction every sink goes through.
+
+    A field is a credential when its name says so (``is_secret_field``) or is listed in
+    ``fields`` (a tool's ``credentials`` and ``client_token``); a known secret string (the key or
+    token of the request) is blanked wherever it appears inside other strings too.
+    """
+    if isinstance(value, dict):
+        return {
+            k: REDACTED
+            if (isinstance(k, str) and (k in fields or is_secret_field(k))) and v is not None
+            else redact(v, fields=fields, secrets=secrets)
+            for k, v in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return [redact(v, fields=fields, secrets=secrets) for v in value]
+    if isinstance(value, str) and secrets:
+        for secret in secrets:
+            if secret and secret in value:
+                value = value.replace(secret, REDACTED)
+    return value
+
+
+def carries_credential(answer: Any, fields: Collection[str] = ()) -> bool:
+    """Whether an answer hands out a credential (then it is never stored anywhere)."""
+    if isinstance(answer, dict):
+        return any(
+            (isinstance(k, str) and (k in fields or is_secret_field(k)) and v not in (None, ""))
+            or carries_credential(v, fields)
+            for k, v in answer.items()
+        )
+    if isinstance(answer, list):
+        return any(carries_credential(v, fields) for v in answer)
+    return False

@@ -13,10 +13,16 @@ ToolfrontError
     ├── MissingScopeError            403 missing_scope
     ├── MissingPermissionError       403 missing_permission
     ├── UnknownToolError             404 unknown_tool
+    ├── IdempotencyInProgressError   409 idempotency_in_progress (Retry-After)
     ├── PayloadTooLargeError         413 payload_too_large
     ├── UnsupportedMediaTypeError    415 unsupported_media_type
     ├── TooManyItemsError            422 too_many_items
     ├── InvalidInputError            422 invalid_input (details: every input error)
+    ├── ClientTokenRequiredError     422 client_token_required
+    ├── IdempotencyKeyReusedError    422 idempotency_key_reused
+    ├── IdempotencyNotSupportedError 422 idempotency_not_supported
+    ├── InvalidIdempotencyKeyError   422 invalid_idempotency_key
+    ├── RateLimitedError             429 rate_limited (Retry-After)
     ├── InternalError                500 internal_error (never carries detail)
     ├── ConfirmationUnavailableError 501 confirmation_unavailable
     └── StoreUnavailableError        503 unavailable
@@ -36,10 +42,11 @@ class ToolfrontError(Exception):
     code: str = "internal_error"
     http_status: int = 500
 
-    def __init__(self, message: str, *, details: Any = None) -> None:
+    def __init__(self, message: str, *, details: Any = None, headers: dict[str, str] | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.details = details
+        self.headers = dict(headers or {})  # HTTP headers the refusal carries (Retry-After, RateLimit)
 
     def to_dict(self) -> dict[str, Any]:
         """The error object REST and MCP both answer: ``{code, message, details}``."""
@@ -117,6 +124,10 @@ class UnknownToolError(CallRefusedError):
     code, http_status = "unknown_tool", 404
 
 
+class IdempotencyInProgressError(CallRefusedError):
+    code, http_status = "idempotency_in_progress", 409
+
+
 class PayloadTooLargeError(CallRefusedError):
     code, http_status = "payload_too_large", 413
 
@@ -131,6 +142,26 @@ class TooManyItemsError(CallRefusedError):
 
 class InvalidInputError(CallRefusedError):
     code, http_status = "invalid_input", 422
+
+
+class ClientTokenRequiredError(CallRefusedError):
+    code, http_status = "client_token_required", 422
+
+
+class IdempotencyKeyReusedError(CallRefusedError):
+    code, http_status = "idempotency_key_reused", 422
+
+
+class IdempotencyNotSupportedError(CallRefusedError):
+    code, http_status = "idempotency_not_supported", 422
+
+
+class InvalidIdempotencyKeyError(CallRefusedError):
+    code, http_status = "invalid_idempotency_key", 422
+
+
+class RateLimitedError(CallRefusedError):
+    code, http_status = "rate_limited", 429
 
 
 class InternalError(CallRefusedError):

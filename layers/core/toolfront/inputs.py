@@ -6,7 +6,8 @@ import json
 from typing import Any
 
 from toolfront.errors import InvalidJsonError, PayloadTooLargeError, UnsupportedMediaTypeError
-from toolfront.settings import MAX_BODY_BYTES
+
+MAX_BODY_BYTES = 1024 * 1024  # contract: a body over 1 MiB is a 413
 
 
 def parse_body(body: bytes | None, content_type: str | None) -> dict[str, Any]:

@@ -66,6 +66,7 @@ class KeyRecord:
     expires_at: datetime | None = None
     revoked_at: datetime | None = None
     description: str = ""
+    rate_limit: int | None = None  # units per minute; None: the audience default
 
     def usable_at(self, now: datetime) -> bool:
         if self.revoked_at is not None:
@@ -83,6 +84,7 @@ class KeyRecord:
             "expires_at": _rfc3339(self.expires_at),
             "revoked_at": _rfc3339(self.revoked_at),
             "description": self.description,
+            "rate_limit": self.rate_limit,
         }
 
 

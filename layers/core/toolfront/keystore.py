@@ -239,6 +239,8 @@ def _key_to_item(record: KeyRecord) -> dict[str, Any]:
         item["expires_at"] = {"S": _iso(record.expires_at)}
     if record.revoked_at is not None:
         item["revoked_at"] = {"S": _iso(record.revoked_at)}
+    if record.rate_limit is not None:
+        item["rate_limit"] = {"N": str(record.rate_limit)}
     return item
 
 
@@ -255,6 +257,7 @@ def _key_from_item(item: dict[str, Any]) -> KeyRecord:
         expires_at=_moment(item, "expires_at"),
         revoked_at=_moment(item, "revoked_at"),
         description=item.get("description", {}).get("S", ""),
+        rate_limit=int(item["rate_limit"]["N"]) if "rate_limit" in item else None,
     )
 
 
@@ -273,6 +276,7 @@ def issue_key(
     requires_approval: bool = False,
     expires_at: datetime | None = None,
     description: str = "",
+    rate_limit: int | None = None,
     key: str | None = None,
     now: datetime | None = None,
 ) -> tuple[str, KeyRecord]:
@@ -298,6 +302,7 @@ def issue_key(
         requires_approval=requires_approval,
         expires_at=expires_at,
         description=description,
+        rate_limit=rate_limit,
     )
     store.put_key(record)
     return key, record

@@ -4,8 +4,10 @@ runs it here, through the contract's checks in the contract's order:
 credentials in the URL, body, tool, actor, scope, permission, rate limit, max_items, input,
 idempotency, confirmation, handler.
 
-Rate limits and idempotency are not enforced yet (their stores come next); a call that needs a
-person's confirmation is refused with 501 until the approval workflow exists.
+The rate-limit units and the idempotency claim are written together once the input is known to
+be valid (``admission``); an invalid call still spends its units first, so the refusals come in
+the contract's order. A call that needs a person's confirmation is refused with 501 until the
+approval workflow exists.
 """
 
 from __future__ import annotations
@@ -17,21 +19,28 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolfront.access import authorize
-from toolfront.actors import Actor
+from toolfront.actors import Actor, ActorKind
+from toolfront.admission import Admission
+from toolfront.authn import presented_credential
 from toolfront.confirmation import confirmation_reason
-from toolfront.credentials import refuse_credentials_in_url
+from toolfront.credentials import carries_credential, hash_client_token, redact, refuse_credentials_in_url
+from toolfront.envelopes import error_body, success_body
 from toolfront.errors import (
     CallRefusedError,
+    ClientTokenRequiredError,
     ConfirmationUnavailableError,
     InternalError,
     InvalidInputError,
     ToolError,
     ToolfrontError,
     TooManyItemsError,
+    UnauthenticatedError,
     UnknownToolError,
 )
+from toolfront.idempotency import Claim, fingerprint, requested_key, without_control_fields
 from toolfront.inputs import longest_list, parse_body
 from toolfront.logs import log_call
+from toolfront.ratelimit import cost_of
 from toolfront.registry import Registry
 from toolfront.tools import CallContext, Tool
 
@@ -59,13 +68,30 @@ class Call:
 
 @dataclass(frozen=True, slots=True)
 class CallResult:
-    """What a call produced: ``data`` on success, else ``error``; ``status`` is its HTTP status."""
+    """What a call produced: ``data`` on success, else ``error``; ``status`` is its HTTP status.
+
+    ``body`` is set on a replay: the first answer's exact text, request id included.
+    """
 
     status: int
     data: dict[str, Any] | None = None
     error: ToolfrontError | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
     actor: Actor | None = None
+    body: str | None = None
+
+    @property
+    def replayed(self) -> bool:
+        return self.body is not None
+
+
+@dataclass(slots=True)
+class _Progress:
+    """What the run has learnt so far, for the result and the log line."""
+
+    actor: Actor | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    secrets: list[str] = field(default_factory=list)
 
 
 class CallPipeline:
@@ -75,55 +101,156 @@ class CallPipeline:
         self,
         registry: Registry,
         authenticate: Callable[[Mapping[str, str], str], Actor],
+        admission: Admission,
         *,
         batch_confirm_items: int = 100,
+        lease_seconds: int = 60,
     ) -> None:
         self._registry = registry
         self._authenticate = authenticate
+        self._admission = admission
         self._batch_confirm_items = batch_confirm_items
+        self._lease_us = lease_seconds * 1_000_000
 
     def run(self, call: Call) -> CallResult:
         """Run ``call``; never raises (every failure is a result with its status)."""
         started = time.perf_counter()
-        actor: Actor | None = None
+        progress = _Progress()
         try:
-            data, actor = self._run(call)
-            result = CallResult(200, data=data, actor=actor)
+            result = self._run(call, progress)
         except (CallRefusedError, ToolError) as exc:
-            result = CallResult(exc.http_status, error=exc, actor=actor)
+            result = CallResult(exc.http_status, error=exc, actor=progress.actor, headers=progress.headers)
         except Exception:  # a crash or a broken setting: logged in full, answered without detail
             logger.exception("tool %s failed (request %s)", call.tool_name, call.request_id)
-            result = CallResult(500, error=InternalError(), actor=actor)
-        log_call(call, result, duration_ms=(time.perf_counter() - started) * 1000)
+            result = CallResult(500, error=InternalError(), actor=progress.actor, headers=progress.headers)
+        log_call(call, result, duration_ms=(time.perf_counter() - started) * 1000, secrets=progress.secrets)
         return result
 
-    def _run(self, call: Call) -> tuple[dict[str, Any], Actor]:
+    def _run(self, call: Call, progress: _Progress) -> CallResult:
         refuse_credentials_in_url(call.query)
         arguments = call.arguments if call.arguments is not None else parse_body(call.body, call.content_type)
         tool = self._registry.get(call.tool_name)
         if tool is None:
             raise UnknownToolError(f"there is no tool {call.tool_name!r}", details={"tool": call.tool_name})
-        actor = self._authenticate(call.headers, call.source_ip)
+        credential = _safe_credential(call.headers)
+        progress.secrets.extend(s for s in (credential, _client_token(tool, arguments)) if s)
+        actor = progress.actor = self._actor(call, tool, arguments)
         authorize(audience=str(tool.audience), scope=tool.scope, permission=tool.permission, actor=actor)
-        _check_max_items(tool, arguments)
-        errors = tool.validate_input(arguments)
-        if errors:
-            plural = "s" if len(errors) > 1 else ""
-            raise InvalidInputError(
-                f"the input does not match the tool's schema ({len(errors)} error{plural})",
-                details=[e.as_dict() for e in errors],
-            )
+        claim, refusal = self._prepare(call, tool, actor, arguments)
+        admitted = self._admission.admit(actor, cost_of(tool, arguments), claim)
+        if admitted.decision is not None:
+            progress.headers.update(admitted.decision.headers())
+        if refusal is not None:
+            raise refusal
+        if admitted.replay is not None:
+            replay = admitted.replay
+            return CallResult(replay.status, actor=actor, headers=progress.headers, body=replay.body)
+        return self._execute(call, tool, actor, without_control_fields(arguments), claim, progress)
+
+    def _actor(self, call: Call, tool: Tool, arguments: Mapping[str, Any]) -> Actor:
+        actor = self._authenticate(call.headers, call.source_ip)
+        token = _client_token(tool, arguments)
+        if actor.kind is ActorKind.ANONYMOUS and token:
+            return Actor(ActorKind.CLIENT, hash_client_token(token))
+        return actor
+
+    def _prepare(
+        self, call: Call, tool: Tool, actor: Actor, arguments: dict[str, Any]
+    ) -> tuple[Claim | None, CallRefusedError | None]:
+        """The checks after the rate limit (max_items, input, idempotency key), run before it.
+
+        A refusal found here is raised only once the call's units are spent.
+        """
+        try:
+            _check_max_items(tool, arguments)
+            key = requested_key(tool, arguments, call.headers)
+            _check_input(tool, without_control_fields(arguments))
+        except CallRefusedError as refusal:
+            return None, refusal
+        if key is None or actor.kind is ActorKind.ANONYMOUS:  # no identity to scope the key to
+            return None, None
+        claim = Claim(
+            scope=f"{actor.kind}#{actor.id}",
+            tool=tool.name,
+            key=key,
+            fingerprint=fingerprint(tool.name, arguments),
+            owner=call.request_id,
+            now_us=time.time_ns() // 1000,
+            lease_us=self._lease_us,
+        )
+        return claim, None
+
+    def _execute(
+        self,
+        call: Call,
+        tool: Tool,
+        actor: Actor,
+        arguments: dict[str, Any],
+        claim: Claim | None,
+        progress: _Progress,
+    ) -> CallResult:
         ctx = CallContext(request_id=call.request_id, tool=tool.name, actor=actor)
         reason = confirmation_reason(
             tool, arguments, actor, ctx, batch_confirm_items=self._batch_confirm_items
         )
-        if reason is not None:
-            raise ConfirmationUnavailableError(
-                "this call needs a person's confirmation, which this deployment cannot collect yet; "
-                "nothing was changed",
-                details={"reason": str(reason)},
-            )
-        return _run_handler(tool, arguments, ctx), actor
+        try:
+            if reason is not None:
+                raise ConfirmationUnavailableError(
+                    "this call needs a person's confirmation, which this deployment cannot collect yet; "
+                    "nothing was changed",
+                    details={"reason": str(reason)},
+                )
+            data = _run_handler(tool, arguments, ctx)
+        except ToolError as exc:
+            refused = _scrubbed(exc, tool, progress.secrets)
+            if claim is not None:
+                self._admission.complete(claim, refused.http_status, error_body(refused, call.request_id))
+            raise refused from None
+        except BaseException:
+            if claim is not None:  # not stored: the key is released so a retry runs again
+                self._admission.release(claim)
+            raise
+        return self._answer(call, tool, actor, data, claim, progress)
+
+    def _answer(
+        self,
+        call: Call,
+        tool: Tool,
+        actor: Actor,
+        data: dict[str, Any],
+        claim: Claim | None,
+        progress: _Progress,
+    ) -> CallResult:
+        fields = _credential_fields(tool)
+        if carries_credential(data, fields):  # handed out once, never written anywhere
+            if claim is not None:
+                self._admission.release(claim)
+            return CallResult(200, data=data, actor=actor, headers=progress.headers)
+        data = redact(data, secrets=progress.secrets)
+        if claim is not None:
+            try:
+                body = success_body(data, call.request_id)
+            except (TypeError, ValueError):
+                self._admission.release(claim)
+                raise
+            self._admission.complete(claim, 200, body)
+        return CallResult(200, data=data, actor=actor, headers=progress.headers)
+
+
+def _safe_credential(headers: Mapping[str, str]) -> str | None:
+    try:
+        return presented_credential(headers)
+    except UnauthenticatedError:
+        return headers.get("authorization")
+
+
+def _client_token(tool: Tool, arguments: Mapping[str, Any]) -> str | None:
+    token = arguments.get(tool.client_token) if tool.client_token else None
+    return token if isinstance(token, str) and token else None
+
+
+def _credential_fields(tool: Tool) -> tuple[str, ...]:
+    return (*tool.credentials, *((tool.client_token,) if tool.client_token else ()))
 
 
 def _check_max_items(tool: Tool, arguments: dict[str, Any]) -> None:
@@ -135,6 +262,32 @@ def _check_max_items(tool: Tool, arguments: dict[str, Any]) -> None:
             f"a list in the input has {longest} items; {tool.name} takes at most {tool.max_items}",
             details={"max_items": tool.max_items, "items": longest},
         )
+
+
+def _check_input(tool: Tool, arguments: dict[str, Any]) -> None:
+    token = tool.client_token
+    if token and token in (tool.input_schema.get("required") or []) and not arguments.get(token):
+        raise ClientTokenRequiredError(
+            f"{tool.name} needs the client token {token!r} (call the tool that starts a session first)",
+            details={"field": token},
+        )
+    errors = tool.validate_input(arguments)
+    if errors:
+        plural = "s" if len(errors) > 1 else ""
+        raise InvalidInputError(
+            f"the input does not match the tool's schema ({len(errors)} error{plural})",
+            details=[e.as_dict() for e in errors],
+        )
+
+
+def _scrubbed(error: ToolError, tool: Tool, secrets: list[str]) -> ToolError:
+    """A handler's refusal without the call's secrets in its message or details."""
+    fields = _credential_fields(tool)
+    message = redact(error.message, secrets=secrets)
+    details = redact(error.details, fields=fields, secrets=secrets)
+    if message == error.message and details == error.details:
+        return error
+    return ToolError(error.code, message, error.http_status, details=details)
 
 
 def _run_handler(tool: Tool, arguments: dict[str, Any], ctx: CallContext) -> dict[str, Any]:

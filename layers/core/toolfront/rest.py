@@ -13,6 +13,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from toolfront.envelopes import error_body, success_body
 from toolfront.errors import InternalError, ToolfrontError, UnknownToolError
 from toolfront.pipeline import Call, CallPipeline, CallResult
 
@@ -37,41 +38,50 @@ def source_ip_of(event: Event) -> str:
     return str(event.get("requestContext", {}).get("http", {}).get("sourceIp", ""))
 
 
+def text_response(
+    status: int, body: str, request_id: str, headers: Mapping[str, str] | None = None
+) -> Response:
+    """A v2 response carrying ``body`` (JSON text) as it is, with the request id header."""
+    return {
+        "statusCode": status,
+        "headers": {"content-type": "application/json", "x-request-id": request_id, **(headers or {})},
+        "body": body,
+        "isBase64Encoded": False,
+    }
+
+
 def json_response(
     status: int, body: dict[str, Any], request_id: str, headers: Mapping[str, str] | None = None
 ) -> Response:
     """A v2 response with a JSON body and the request id header."""
-    try:
-        text = json.dumps(body, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-    except (TypeError, ValueError):
-        # A handler answered something JSON cannot carry: the caller gets a plain 500.
-        logger.exception("answer of request %s is not JSON data", request_id)
-        return error_response(InternalError(), request_id)
-    return {
-        "statusCode": status,
-        "headers": {"content-type": "application/json", "x-request-id": request_id, **(headers or {})},
-        "body": text,
-        "isBase64Encoded": False,
-    }
+    return text_response(
+        status, json.dumps(body, ensure_ascii=False, separators=(",", ":")), request_id, headers
+    )
 
 
 def error_response(
     error: ToolfrontError, request_id: str, headers: Mapping[str, str] | None = None
 ) -> Response:
-    extra = dict(headers or {})
+    extra = {**(headers or {}), **error.headers}
     if error.http_status == 401:
         extra["www-authenticate"] = 'Bearer realm="toolfront"'
-    return json_response(
-        error.http_status, {"error": error.to_dict(), "request_id": request_id}, request_id, extra
-    )
+    return text_response(error.http_status, error_body(error, request_id), request_id, extra)
 
 
 def result_response(result: CallResult, request_id: str) -> Response:
+    if result.body is not None:  # a replay: the first answer, exactly; this request's own id header
+        return text_response(
+            result.status, result.body, request_id, {**result.headers, "idempotent-replayed": "true"}
+        )
     if result.error is not None:
         return error_response(result.error, request_id, result.headers)
-    return json_response(
-        result.status, {"data": result.data, "request_id": request_id}, request_id, result.headers
-    )
+    try:
+        body = success_body(result.data, request_id)
+    except (TypeError, ValueError):
+        # A handler answered something JSON cannot carry: the caller gets a plain 500.
+        logger.exception("answer of request %s is not JSON data", request_id)
+        return error_response(InternalError(), request_id)
+    return text_response(result.status, body, request_id, result.headers)
 
 
 def tool_name_of(raw_path: str) -> str | None:

@@ -17,13 +17,32 @@ import jsonschema_rs
 
 SUPPORTED_KEYWORDS = frozenset(
     {
-        "type", "properties", "required", "additionalProperties", "items",
-        "minItems", "maxItems", "uniqueItems", "minLength", "maxLength", "pattern", "format",
-        "enum", "const", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf",
+        "type",
+        "properties",
+        "required",
+        "additionalProperties",
+        "items",
+        "minItems",
+        "maxItems",
+        "uniqueItems",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "format",
+        "enum",
+        "const",
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "multipleOf",
         # annotations: carried, never enforced
-        "title", "description", "default", "examples",
+        "title",
+        "description",
+        "default",
+        "examples",
     }
-)  # fmt: skip
+)
 SUPPORTED_FORMATS = frozenset({"date-time", "date", "email", "uri", "uuid"})
 
 #: Distinct schemas whose check result is remembered. Tools declare static schemas, so a process

@@ -10,6 +10,7 @@ from functools import cache
 from types import SimpleNamespace
 from typing import Any
 
+from toolfront.admission import Admission
 from toolfront.authn import Authenticator
 from toolfront.cognito import CognitoVerifier
 from toolfront.keystore import DynamoDBKeyStore
@@ -29,11 +30,21 @@ def authenticator() -> Authenticator:
     return Authenticator(store, cognito)
 
 
+@cache
+def admission() -> Admission:
+    """The process's admission (its memory of buckets lives as long as the process)."""
+    settings = current()
+    return Admission(settings.rate_limits_table, settings.idempotency_table, settings.limits)
+
+
 def pipeline_for(registry: Registry) -> CallPipeline:
+    settings = current()
     return CallPipeline(
         registry,
         authenticator().authenticate,
-        batch_confirm_items=current().batch_confirm_items,
+        admission(),
+        batch_confirm_items=settings.batch_confirm_items,
+        lease_seconds=settings.idempotency_lease_seconds,
     )
 
 

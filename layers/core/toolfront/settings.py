@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 
 from toolfront.errors import ConfigurationError
-
-MAX_BODY_BYTES = 1024 * 1024  # contract: a body over 1 MiB is a 413
+from toolfront.ratelimit import RateLimits
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,8 +28,12 @@ class CognitoSettings:
 class Settings:
     keys_table: str
     principals_table: str
+    idempotency_table: str
+    rate_limits_table: str
     cognito: CognitoSettings | None = None
     batch_confirm_items: int = 100
+    limits: RateLimits = field(default_factory=RateLimits)
+    idempotency_lease_seconds: int = 60
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -38,8 +41,17 @@ class Settings:
         return cls(
             keys_table=_required(env, "TOOLFRONT_KEYS_TABLE"),
             principals_table=_required(env, "TOOLFRONT_PRINCIPALS_TABLE"),
+            idempotency_table=_required(env, "TOOLFRONT_IDEMPOTENCY_TABLE"),
+            rate_limits_table=_required(env, "TOOLFRONT_RATE_LIMITS_TABLE"),
             cognito=_cognito(env),
             batch_confirm_items=_integer(env, "TOOLFRONT_BATCH_CONFIRM_ITEMS", 100, low=1),
+            limits=RateLimits(
+                admin_per_minute=_integer(env, "TOOLFRONT_RATE_ADMIN_PER_MINUTE", 600, low=1),
+                public_token_per_minute=_integer(env, "TOOLFRONT_RATE_PUBLIC_TOKEN_PER_MINUTE", 60, low=1),
+                public_ip_per_minute=_integer(env, "TOOLFRONT_RATE_PUBLIC_IP_PER_MINUTE", 30, low=1),
+                fail_open=_boolean(env, "TOOLFRONT_RATE_LIMIT_FAIL_OPEN", False),
+            ),
+            idempotency_lease_seconds=_integer(env, "TOOLFRONT_IDEMPOTENCY_LEASE_SECONDS", 60, low=1),
         )
 
 
@@ -67,6 +79,17 @@ def _integer(env: Mapping[str, str], name: str, default: int, *, low: int) -> in
     if value < low:
         raise ConfigurationError(f"environment variable {name} must be at least {low}, got {value}")
     return value
+
+
+def _boolean(env: Mapping[str, str], name: str, default: bool) -> bool:
+    raw = env.get(name, "").strip().lower()
+    if not raw:
+        return default
+    if raw in ("true", "1", "yes"):
+        return True
+    if raw in ("false", "0", "no"):
+        return False
+    raise ConfigurationError(f"environment variable {name} must be true or false, got {raw!r}")
 
 
 def _cognito(env: Mapping[str, str]) -> CognitoSettings | None:

@@ -1,0 +1,19 @@
+"""The JSON bodies of answers (DESIGN.md section 5), as the exact text sent and stored."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from toolfront.errors import ToolfrontError
+
+_encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode
+
+
+def success_body(data: Any, request_id: str) -> str:
+    """``{"data": ..., "request_id": ...}``; raises ``TypeError``/``ValueError`` for non-JSON data."""
+    return _encode({"data": data, "request_id": request_id})
+
+
+def error_body(error: ToolfrontError, request_id: str) -> str:
+    return _encode({"error": error.to_dict(), "request_id": request_id})
