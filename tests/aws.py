@@ -21,6 +21,7 @@ TABLE_ENV = {
     "RateLimitsTable": "TOOLFRONT_RATE_LIMITS_TABLE",
     "ApprovalsTable": "TOOLFRONT_APPROVALS_TABLE",
     "ProductsTable": "TOOLFRONT_PRODUCTS_TABLE",
+    "GuestTable": "TOOLFRONT_GUEST_TABLE",
 }
 # The keys the events/*.json fixtures carry (seeded by the tests that replay those events).
 EVENT_ADMIN_KEY = "tfk_eventsadmin1_EventsAdminSecret0123456789abcde"

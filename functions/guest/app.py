@@ -1,0 +1,126 @@
+"""The guest family: public tools for visitors without a key, identified by a session token."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import time
+from typing import Any
+
+from toolfront import CallContext, Tool, ToolError
+from toolfront.aws import client
+from toolfront.credentials import hash_client_token
+from toolfront.service import family_handler
+
+FAMILY = "guest"
+SESSION_DAYS = 30
+_TOKEN = {"type": "string", "minLength": 20, "maxLength": 200, "description": "From guest.start_session."}
+
+
+def _table() -> str:
+    return os.environ["TOOLFRONT_GUEST_TABLE"]
+
+
+def _key(kind: str, token: str) -> dict[str, Any]:
+    # Only the token's hash is ever written: the table never holds a usable session token.
+    return {"pk": {"S": f"{kind}#{hash_client_token(token)}"}}
+
+
+def _expiry() -> dict[str, str]:
+    return {"N": str(int(time.time()) + SESSION_DAYS * 86400)}
+
+
+def start_session(data: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
+    token = secrets.token_urlsafe(32)
+    client("dynamodb").put_item(
+        TableName=_table(),
+        Item={**_key("session", token), "expires_at_epoch": _expiry()},
+        ConditionExpression="attribute_not_exists(pk)",
+    )
+    return {"session_token": token}
+
+
+def _require_session(token: str) -> None:
+    found = client("dynamodb").get_item(TableName=_table(), Key=_key("session", token), ConsistentRead=True)
+    if "Item" not in found:
+        raise ToolError(
+            "unknown_session", "this session token is unknown or expired; start a new session", 404
+        )
+
+
+def subscribe_newsletter(data: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
+    _require_session(data["session_token"])
+    client("dynamodb").put_item(
+        TableName=_table(),
+        Item={
+            **_key("subscription", data["session_token"]),
+            "email": {"S": data["email"]},
+            "status": {"S": "confirmed"},
+            "expires_at_epoch": _expiry(),
+        },
+    )
+    return {"subscribed": data["email"]}
+
+
+def get_subscription(data: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
+    found = client("dynamodb").get_item(
+        TableName=_table(), Key=_key("subscription", data["session_token"]), ConsistentRead=True
+    )
+    item = found.get("Item")
+    if item is None:
+        raise ToolError("not_found", "this session has no confirmed subscription", 404)
+    return {"email": item["email"]["S"], "status": item["status"]["S"]}
+
+
+def api_tools() -> list[Tool]:
+    return [
+        Tool.new(
+            name="guest.start_session",
+            audience="public",
+            handler=start_session,
+            title="Start a guest session",
+            description="Starts an anonymous session and answers its session_token, the visitor's identity "
+            "for the other guest tools. Keep it secret. Every call starts a new session: a repeated call is "
+            "not the same call, and no idempotency_key is taken.",
+            replay=False,
+        ),
+        Tool.new(
+            name="guest.subscribe_newsletter",
+            audience="public",
+            handler=subscribe_newsletter,
+            title="Subscribe to the newsletter",
+            description="Subscribes an e-mail address for this session. Double opt-in: the call always waits "
+            "for the address's owner to confirm (it answers pending_approval); the subscription exists only "
+            "once confirmed.",
+            input_schema={
+                "type": "object",
+                "properties": {
+                    "session_token": _TOKEN,
+                    "email": {"type": "string", "format": "email", "maxLength": 254},
+                },
+                "required": ["session_token", "email"],
+                "additionalProperties": False,
+            },
+            client_token="session_token",
+            danger="always",
+        ),
+        Tool.new(
+            name="guest.get_subscription",
+            audience="public",
+            handler=get_subscription,
+            title="Get this session's subscription",
+            description="Answers the confirmed newsletter subscription of this session ({email, status}). "
+            "Before the subscription is confirmed, or if there is none, the answer is not_found. Read-only.",
+            input_schema={
+                "type": "object",
+                "properties": {"session_token": _TOKEN},
+                "required": ["session_token"],
+                "additionalProperties": False,
+            },
+            client_token="session_token",
+            annotations={"read_only": True, "idempotent": True},
+        ),
+    ]
+
+
+lambda_handler = family_handler(FAMILY, api_tools)
