@@ -39,6 +39,7 @@ lint: install
 
 typecheck: install
 	$(BIN)/mypy
+	$(BIN)/mypy toolfront_dev
 
 template-check: install $(SAM_STAMP)
 	$(BIN)/cfn-lint template.yaml

@@ -1,8 +1,8 @@
 """Run every bench, print one table and write ``bench/results/latest.json``.
 
-Usage: ``.venv/bin/python bench/run.py [--quick] [--only validation|registry] [--out PATH] [--strict]``
-(``make bench`` runs the full set). ``--quick`` is a smoke run with small n (about 10 s); the full
-run takes about a minute. ``--strict`` exits 1 when a row misses its target.
+Usage: ``.venv/bin/python bench/run.py [--quick] [--only validation|registry|rest] [--out PATH] [--strict]``
+(``make bench`` runs the full set). ``--quick`` is a smoke run with small n (about 12 s); the full
+run takes about two minutes. ``--strict`` exits 1 when a row misses its target.
 """
 
 from __future__ import annotations
@@ -17,13 +17,14 @@ from pathlib import Path
 from typing import Any
 
 import bench_registry
+import bench_rest
 import bench_validation
 from harness import Section, canary, format_table, machine_info, timer_overhead_ns
 
 import toolfront
 
 RESULTS = Path(__file__).resolve().parent / "results"
-BENCHES = {"validation": bench_validation.run, "registry": bench_registry.run}
+BENCHES = {"validation": bench_validation.run, "registry": bench_registry.run, "rest": bench_rest.run}
 #: Canary spread (max / min over the run) above which part of the run was likely contended.
 CONTENDED_SPREAD = 1.3
 
@@ -32,7 +33,9 @@ def _versions() -> dict[str, str | None]:
     from importlib.metadata import PackageNotFoundError, version
 
     found: dict[str, str | None] = {}
-    for package in ("toolfront", "jsonschema", "jsonschema-rs", "fastjsonschema"):
+    packages = ("toolfront", "jsonschema", "jsonschema-rs", "fastjsonschema")
+    packages += ("aws-lambda-powertools", "pydantic", "pydantic-core", "boto3", "botocore")
+    for package in packages:
         try:
             found[package] = version(package)
         except PackageNotFoundError:
@@ -48,9 +51,29 @@ def _source_digest() -> str:
     return digest.hexdigest()[:16]
 
 
+def _git_state() -> dict[str, Any] | None:
+    """The commit of the repository holding the measured toolfront, and how many files differ from it."""
+    import subprocess
+
+    where = Path(toolfront.__file__).parent
+
+    def git(*args: str) -> str:
+        return subprocess.run(
+            ["git", *args], cwd=where, capture_output=True, text=True, check=True, timeout=10
+        ).stdout.strip()
+
+    try:
+        return {
+            "commit": git("rev-parse", "HEAD"),
+            "changed_files": len(git("status", "--porcelain").splitlines()),
+        }
+    except (OSError, subprocess.SubprocessError):
+        return None  # not a git checkout (an exported snapshot, a Lambda layer)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="small n: a smoke run of about 10 s")
+    parser.add_argument("--quick", action="store_true", help="small n: a smoke run of about 12 s")
     parser.add_argument("--only", choices=sorted(BENCHES), action="append", help="run only this bench")
     parser.add_argument("--out", type=Path, default=RESULTS / "latest.json", help="where to write the JSON")
     parser.add_argument("--strict", action="store_true", help="exit 1 when a row misses its target")
@@ -63,6 +86,7 @@ def main(argv: list[str] | None = None) -> int:
         "versions": _versions(),
         "toolfront_path": str(Path(toolfront.__file__).parent),
         "toolfront_source_sha256": _source_digest(),
+        "toolfront_git": _git_state(),
         "timer_overhead_ns": timer_overhead_ns(),
         "canary_before_us": round(canary(), 2),
     }
@@ -95,6 +119,9 @@ def main(argv: list[str] | None = None) -> int:
         f"timer {report['timer_overhead_ns']:.0f} ns per call, not subtracted\n"
     )
     print(format_table(sections))
+    for section in sections:  # what a bench wants said under the table (request counts, offenders)
+        for line in section.extra.get("summary", []):
+            print(line)
     if spread > CONTENDED_SPREAD:
         print(
             f"\nwarning: the canary varied {spread:.2f}x during the run: the CPU was contended for part of"

@@ -1,7 +1,7 @@
 """The ``toolfront`` command line: one subcommand per entry of :data:`COMMANDS`.
 
-A subcommand is a :class:`Command`: a function adding its arguments and a function running it. Later
-subcommands (keys, principals, approvals, tools, openapi) add an entry; ``main`` needs no change.
+A subcommand is a :class:`Command`: a function adding its arguments and a function running it; a
+new subcommand (approvals, openapi) adds an entry, and ``main`` needs no change.
 """
 
 from __future__ import annotations
@@ -12,29 +12,24 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
 
+from toolfront_dev.command import Command
+from toolfront_dev.commands_keys import KEYS
+from toolfront_dev.commands_manifest import MANIFEST
+from toolfront_dev.commands_principals import PRINCIPALS
+from toolfront_dev.commands_tools import TOOLS
 from toolfront_dev.errors import DevError
+from toolfront_dev.seeds import DEMO_PRINCIPAL, DEMO_SCOPES, demo_curl, load_seed
 
 if TYPE_CHECKING:
     from toolfront_dev.stack import LocalStack
 
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
-
-
-@dataclass(frozen=True, slots=True)
-class Command:
-    """A subcommand: its name, one-line help, argument setup and the function that runs it."""
-
-    name: str
-    help: str
-    configure: Callable[[argparse.ArgumentParser], None]
-    run: Callable[[argparse.Namespace], int]
 
 
 def _port(text: str) -> int:
@@ -81,6 +76,12 @@ def _configure_dev(parser: argparse.ArgumentParser) -> None:
         metavar="NAME=VALUE",
         help="a template parameter over its default, e.g. EnableCognito=false (repeatable)",
     )
+    parser.add_argument(
+        "--seed",
+        type=Path,
+        metavar="FILE",
+        help='principals and keys to load: {"principals": [{"id", "permissions"}], "keys": [...]}',
+    )
 
 
 def _configure_logging() -> None:
@@ -100,6 +101,8 @@ def _run_dev(args: argparse.Namespace) -> int:
     # Deferred: moto, werkzeug and cfn-lint are dev extras, and other subcommands must not need them.
     from toolfront_dev.stack import LocalStack
 
+    # Before anything starts: a bad seed file is reported with nothing to stop.
+    seed = None if args.seed is None else load_seed(args.seed)
     _configure_logging()
     stack = LocalStack(
         args.project,
@@ -107,6 +110,7 @@ def _run_dev(args: argparse.Namespace) -> int:
         port=args.port,
         moto_port=args.moto_port,
         parameters=dict(args.parameter),
+        seed=seed,
     )
     stop = threading.Event()
 
@@ -144,7 +148,14 @@ def _print_banner(stack: LocalStack) -> None:
         print(f"  user pool {logical_id:<16} {pool_id}")
     for logical_id, client_id in info.user_pool_clients.items():
         print(f"  app client {logical_id:<15} {client_id}")
-    print(f"try: curl {info.api_url}/health")
+    health = f"curl {info.api_url}/health"
+    if stack.admin_key is None:  # a template without key tables
+        print(f"try: {health}")
+    else:
+        # Printed, never written: the key lives only in this run's tables and this terminal.
+        print(f"admin key (principal {DEMO_PRINCIPAL}, scopes {', '.join(DEMO_SCOPES)}): {stack.admin_key}")
+        print(f"try: {demo_curl(info.api_url, stack.admin_key)}")
+        print(f"     {health}")
     print("Press Ctrl-C to stop.", flush=True)
 
 
@@ -155,6 +166,10 @@ COMMANDS: tuple[Command, ...] = (
         configure=_configure_dev,
         run=_run_dev,
     ),
+    KEYS,
+    PRINCIPALS,
+    TOOLS,
+    MANIFEST,
 )
 
 
@@ -175,7 +190,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.run(args))
     except DevError as exc:
-        print(f"toolfront {args.command}: {exc}", file=sys.stderr)
+        name = " ".join(filter(None, [args.command, getattr(args, "action", None)]))
+        print(f"toolfront {name}: {exc}", file=sys.stderr)
         return 1
 
 

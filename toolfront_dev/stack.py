@@ -16,7 +16,14 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, ClassVar
 
-from toolfront_dev.aws import REGION, MotoServer, configure_moto, create_tables, physical_table_name
+from toolfront_dev.aws import (
+    REGION,
+    MotoServer,
+    configure_moto,
+    create_tables,
+    dynamodb_client,
+    physical_table_name,
+)
 from toolfront_dev.cognito import EMULATED_TYPES, USER_POOL, USER_POOL_CLIENT, create_user_pools, jwks_url
 from toolfront_dev.environment import (
     EnvironmentPatch,
@@ -25,10 +32,13 @@ from toolfront_dev.environment import (
     point_at_moto,
     stack_intrinsics,
 )
-from toolfront_dev.errors import StackError
+from toolfront_dev.errors import CommandError, StackError
 from toolfront_dev.intrinsics import Intrinsics
+from toolfront_dev.moto_atomic import make_dynamodb_atomic
 from toolfront_dev.routing import RouteTable
+from toolfront_dev.seeds import Seed, seed_store
 from toolfront_dev.server import LocalApi, LocalApiServer
+from toolfront_dev.targets import key_store
 from toolfront_dev.template import Template, load_template
 
 logger = logging.getLogger(__name__)
@@ -94,6 +104,7 @@ class LocalStack:
         stage: str = DEFAULT_STAGE,
         dev_json_path: Path | str | None = None,
         parameters: Mapping[str, str] | None = None,
+        seed: Seed | None = None,
     ) -> None:
         """Describe the stack; nothing starts before :meth:`start`.
 
@@ -105,6 +116,7 @@ class LocalStack:
             stage: names the tables ``toolfront-<stage>-<LogicalId>``.
             dev_json_path: where to write dev.json; ``<project_dir>/.toolfront/dev.json`` by default.
             parameters: template parameter values over the defaults (``{"EnableCognito": "false"}``).
+            seed: principals and keys to load once the tables exist (the demo admin always is).
         """
         self.project_dir = Path(project_dir).resolve()
         self.stage = stage
@@ -117,6 +129,8 @@ class LocalStack:
         self._environment = EnvironmentPatch()
         self._info: DevInfo | None = None
         self._template: Template | None = None
+        self._seed = seed or Seed()
+        self._admin_key: str | None = None
 
     @property
     def info(self) -> DevInfo:
@@ -139,6 +153,11 @@ class LocalStack:
     def table_names(self) -> Mapping[str, str]:
         """Physical table name by logical id."""
         return self.info.tables
+
+    @property
+    def admin_key(self) -> str | None:
+        """The demo admin's key of this run (never written anywhere); ``None`` without key tables."""
+        return self._admin_key
 
     @property
     def template(self) -> Template:
@@ -187,12 +206,14 @@ class LocalStack:
         self._api = LocalApi(template, function_name_prefix=f"toolfront-{self.stage}", region=REGION)
         self._server = LocalApiServer(self._api, self._host, self._port)  # binds now: a busy port fails early
         self._moto = MotoServer(self._moto_port)
+        make_dynamodb_atomic()  # conditional writes under concurrency behave as in DynamoDB
         moto_endpoint = self._moto.start()
         # moto's Step Functions interpreter calls back to localhost:$MOTO_PORT when a state machine
         # runs; ThreadedMotoServer does not set it. Set before any state machine can exist.
         self._environment.set("MOTO_PORT", str(self._moto.port))
         configure_moto(moto_endpoint)
         ids = self._provision(moto_endpoint, template, tables, intrinsics)
+        self._admin_key = self._load_seed(moto_endpoint, tables)
         environment = function_environment(template, intrinsics.with_refs(tables | ids))
         pools = {r.logical_id: ids[r.logical_id] for r in emulated if r.type == USER_POOL}
         if len(pools) == 1:
@@ -222,6 +243,23 @@ class LocalStack:
         except (BotoCoreError, ClientError) as exc:
             raise StackError(f"moto refused to create a resource of the template: {exc}") from exc
 
+    def _load_seed(self, endpoint: str, tables: Mapping[str, str]) -> str | None:
+        """Write the seed and the demo admin into the new tables; the admin's key."""
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        from toolfront.errors import StoreUnavailableError
+
+        try:
+            store = key_store(tables, dynamodb_client(endpoint), where="template.yaml")
+        except CommandError as exc:
+            if self._seed.principals or self._seed.keys:
+                raise StackError(f"cannot load the seed: {exc}") from exc
+            return None  # a template without key tables: nothing to seed, no admin to print
+        try:
+            return seed_store(store, self._seed)
+        except (BotoCoreError, ClientError, StoreUnavailableError) as exc:
+            raise StackError(f"moto refused to store the seed: {exc}") from exc
+
     def _resolve_template(self) -> tuple[Intrinsics, Template]:
         template = load_template(self.project_dir / "template.yaml")
         intrinsics = stack_intrinsics(template, self.stage, self._parameters)
@@ -238,6 +276,7 @@ class LocalStack:
         self._environment.restore()
         _reset_aws_clients()
         self._info = None
+        self._admin_key = None
         with LocalStack._running_lock:
             if LocalStack._running is self:
                 LocalStack._running = None
@@ -252,8 +291,13 @@ class LocalStack:
 
 
 def _reset_aws_clients() -> None:
-    # toolfront caches one client per service; one made before the endpoint changed would keep
-    # talking to the old endpoint.
+    # toolfront caches one client per service, and the settings, authenticator and admission of a
+    # warm process hold tables and clients of their own: any of them made for an earlier stack of
+    # this process would keep talking to that stack's (stopped) moto.
+    from toolfront import service, settings
     from toolfront.aws import reset_clients
 
     reset_clients()
+    settings.current.cache_clear()
+    service.authenticator.cache_clear()
+    service.admission.cache_clear()

@@ -1,10 +1,11 @@
-"""Fixtures for the local development stack: one running stack, free ports and a tiny HTTP client."""
+"""Fixtures for the local development stack: one running stack, free ports, a tiny HTTP client, the CLI."""
 
 from __future__ import annotations
 
 import http.client
 import json
 import os
+import shutil
 import socket
 import urllib.parse
 from collections.abc import Callable, Iterator, Mapping
@@ -14,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from toolfront_dev.stack import LocalStack
+from toolfront_dev.cli import main
+from toolfront_dev.stack import DEV_JSON, LocalStack
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 
@@ -71,6 +73,49 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What one in-process run of the ``toolfront`` CLI did."""
+
+    code: int
+    out: str
+    err: str
+
+    def json(self) -> Any:
+        return json.loads(self.out)
+
+
+Toolfront = Callable[..., Outcome]
+
+
+def copy_project(target: Path) -> Path:
+    """template.yaml and functions/ in ``target``, so a run writes its dev.json there, not in the repo."""
+    shutil.copy(PROJECT_DIR / "template.yaml", target / "template.yaml")
+    shutil.copytree(
+        PROJECT_DIR / "functions", target / "functions", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    return target
+
+
+@pytest.fixture(name="toolfront")
+def toolfront_fixture(capsys: pytest.CaptureFixture[str]) -> Toolfront:
+    """``toolfront(*argv)`` runs ``toolfront_dev.cli.main`` and answers its exit status and output.
+
+    A usage error (argparse's SystemExit) answers its exit status like any other run.
+    """
+
+    def run(*argv: str | Path) -> Outcome:
+        capsys.readouterr()
+        try:
+            code = main([str(arg) for arg in argv])
+        except SystemExit as exited:
+            code = int(exited.code or 0)
+        captured = capsys.readouterr()
+        return Outcome(code, captured.out, captured.err)
+
+    return run
+
+
 @pytest.fixture(name="fetch")
 def fetch_fixture() -> Fetch:
     return fetch
@@ -80,7 +125,8 @@ def fetch_fixture() -> Fetch:
 # os.environ changes (AWS_ENDPOINT_URL...) and moto's global state never reach other test folders.
 @pytest.fixture(scope="package")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
-    dev_json = tmp_path_factory.mktemp("toolfront") / "dev.json"
+    # Where `toolfront dev --project DIR` would write it, so `--local --project DIR` finds it.
+    dev_json = tmp_path_factory.mktemp("project") / DEV_JSON
     environment_before = _environment()
     local = LocalStack(PROJECT_DIR, "127.0.0.1", 0, 0, dev_json_path=dev_json).start()
     try:
@@ -89,6 +135,12 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
         local.stop()
     # Stopping gives the process its environment back (AWS_ENDPOINT_URL, table names, MOTO_PORT...).
     assert _environment() == environment_before
+
+
+@pytest.fixture(scope="package")
+def local_project(stack: LocalStack) -> Path:
+    """The folder whose ``.toolfront/dev.json`` describes ``stack`` (for ``--local --project``)."""
+    return stack.dev_json_path.parents[1]
 
 
 def _environment() -> dict[str, str]:

@@ -11,8 +11,8 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import Fetch, free_port
 
+from tests.dev.conftest import Fetch, free_port
 from toolfront_dev.cli import build_parser
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Fetch
 
+from tests.dev.conftest import Fetch
 from toolfront_dev.errors import RouteConflictError, TemplateError
 from toolfront_dev.server import LocalApi, LocalApiServer
 from toolfront_dev.template import load_template

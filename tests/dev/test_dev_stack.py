@@ -7,8 +7,8 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import Fetch
 
+from tests.dev.conftest import Fetch
 from toolfront_dev.aws import create_tables, dynamodb_client, moto_client
 from toolfront_dev.cognito import USER_POOL, create_user_pools
 from toolfront_dev.errors import StackError

@@ -38,7 +38,11 @@ def scan_everything(stack: LocalStack) -> str:
 
 
 def test_secrets_stay_out_of_logs_items_and_errors(
-    api: Api, stack: LocalStack, store: DynamoDBKeyStore, caplog: pytest.LogCaptureFixture
+    api: Api,
+    stack: LocalStack,
+    store: DynamoDBKeyStore,
+    caplog: pytest.LogCaptureFixture,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     owner = f"secrets-{uuid.uuid4().hex[:6]}"
     store.grant(owner, ["catalogue"], datetime.now(UTC))
@@ -55,6 +59,7 @@ def test_secrets_stay_out_of_logs_items_and_errors(
     }
     caplog.clear()
     caplog.set_level(logging.DEBUG)  # every record of every logger, with its extra fields
+    capsys.readouterr()  # the per-call lines are written to stdout
     answers: list[str] = []
 
     def send(tool: str, body: dict[str, Any], **options: Any) -> None:
@@ -95,7 +100,7 @@ def test_secrets_stay_out_of_logs_items_and_errors(
     send("guest.start_session", {}, headers={"Authorization": f"Bearer {key}"})
     send("catalogue.list_products", {}, headers={"Authorization": f"Basic {PASSWORD}"})
 
-    logs = caplog.text + json.dumps([vars(r) for r in caplog.records], default=str)
+    logs = capsys.readouterr().out + caplog.text + json.dumps([vars(r) for r in caplog.records], default=str)
     stored = scan_everything(stack)
     assert "tool call" in logs  # the request log was captured
     for name, secret in secrets.items():

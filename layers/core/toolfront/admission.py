@@ -9,13 +9,14 @@ bucket is left untouched (a replay spends nothing).
 
 from __future__ import annotations
 
+import contextlib
 import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from toolfront import aws
+from toolfront import aws, dynamodb
 from toolfront.actors import Actor
 from toolfront.errors import RateLimitedError, StoreUnavailableError
 from toolfront.idempotency import Claim, Replay, outcome_of_conflict
@@ -30,15 +31,6 @@ from toolfront.ratelimit import (
 )
 
 _ATTEMPTS = 6  # form corrections and transaction conflicts; each one is rare
-_UNAVAILABLE = frozenset(
-    {
-        "ProvisionedThroughputExceededException",
-        "ThrottlingException",
-        "RequestLimitExceeded",
-        "InternalServerError",
-        "ServiceUnavailable",
-    }
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,12 +112,9 @@ class Admission:
     def _write_bucket(self, write: BucketWrite) -> Admitted | RateDecision | Form:
         request = write.update(self._rate_table)
         try:
-            answer = self.client.update_item(**request, ReturnValues="UPDATED_NEW")
-        except Exception as exc:
-            old = _condition_failed_item(exc)
-            if old is _NOT_A_CONDITION:
-                raise
-            return write.after_failure(old)
+            answer = dynamodb.call(self.client, "update_item", **request, ReturnValues="UPDATED_NEW")
+        except dynamodb.ConditionFailedError as failed:
+            return write.after_failure(failed.item)
         tat = int(answer["Attributes"]["tat"]["N"])
         self._memory.remember(write.bucket, tat)
         return Admitted(write.admitted(tat))
@@ -133,12 +122,9 @@ class Admission:
     def _write_both(self, write: BucketWrite, claim: Claim) -> Admitted | RateDecision | Form | None:
         items = [{"Update": write.update(self._rate_table)}, {"Put": claim.put(self._idempotency_table)}]
         try:
-            self.client.transact_write_items(TransactItems=items)
-        except Exception as exc:
-            reasons = _cancellation_reasons(exc)
-            if reasons is None:
-                raise
-            return self._after_cancellation(write, claim, reasons)
+            dynamodb.call(self.client, "transact_write_items", TransactItems=items)
+        except dynamodb.TransactionCanceledError as canceled:
+            return self._after_cancellation(write, claim, canceled.reasons)
         tat = write.now_us + write.increment_us if write.form is Form.FILL else None
         if tat is not None:
             self._memory.remember(write.bucket, tat)
@@ -177,38 +163,6 @@ class Admission:
         self._write_quietly("delete_item", claim.release(self._idempotency_table))
 
     def _write_quietly(self, operation: str, request: dict[str, Any]) -> None:
-        try:
-            getattr(self.client, operation)(**request)
-        except Exception as exc:
-            if _condition_failed_item(exc) is _NOT_A_CONDITION:
-                raise
-
-
-_NOT_A_CONDITION: Any = object()
-
-
-def _condition_failed_item(exc: Exception) -> Any:
-    """The old item of a failed condition; ``_NOT_A_CONDITION`` for any other error (503 if transient)."""
-    response = getattr(exc, "response", None)
-    code = response.get("Error", {}).get("Code") if isinstance(response, dict) else None
-    if code == "ConditionalCheckFailedException":
-        return response.get("Item") if isinstance(response, dict) else None
-    _raise_if_unavailable(exc, code)
-    return _NOT_A_CONDITION
-
-
-def _cancellation_reasons(exc: Exception) -> list[dict[str, Any]] | None:
-    response = getattr(exc, "response", None)
-    code = response.get("Error", {}).get("Code") if isinstance(response, dict) else None
-    if code == "TransactionCanceledException" and isinstance(response, dict):
-        reasons: list[dict[str, Any]] = response.get("CancellationReasons", [])
-        return reasons
-    _raise_if_unavailable(exc, code)
-    return None
-
-
-def _raise_if_unavailable(exc: Exception, code: str | None) -> None:
-    from botocore.exceptions import BotoCoreError
-
-    if code in _UNAVAILABLE or code == "TransactionInProgressException" or isinstance(exc, BotoCoreError):
-        raise StoreUnavailableError("a store did not answer; retry shortly") from exc
+        # A failed condition: the lease went to another call meanwhile, whose answer is the one kept.
+        with contextlib.suppress(dynamodb.ConditionFailedError):
+            dynamodb.call(self.client, operation, **request)

@@ -77,6 +77,14 @@ def redact(value: Any, *, fields: Collection[str] = (), secrets: Collection[str]
     return value
 
 
+def mentions_secret_field(json_text: str, fields: Collection[str] = ()) -> bool:
+    """Whether JSON text may hold a secret field (a cheap pre-check before ``carries_credential``)."""
+    lowered = json_text.lower()
+    return '_token"' in lowered or any(
+        f'"{name.lower()}"' in lowered for name in (*SECRET_FIELD_NAMES, *fields)
+    )
+
+
 def carries_credential(answer: Any, fields: Collection[str] = ()) -> bool:
     """Whether an answer hands out a credential (then it is never stored anywhere)."""
     if isinstance(answer, dict):

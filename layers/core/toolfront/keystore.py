@@ -7,13 +7,11 @@ secrets are hashed and which owner a key has are decided above it (keys.py, auth
 from __future__ import annotations
 
 import abc
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
-from toolfront import aws
-from toolfront.errors import StoreUnavailableError, ToolError
+from toolfront import aws, dynamodb
+from toolfront.errors import ToolError
 from toolfront.keys import KeyRecord, PrincipalRecord, generate_key, hash_secret, parse_key
 
 
@@ -67,10 +65,9 @@ class DynamoDBKeyStore(KeyStore):
         return self._client
 
     def get_key(self, key_id: str) -> KeyRecord | None:
-        with _translated():
-            found = self.client.get_item(
-                TableName=self._keys_table, Key=_key_key(key_id), ConsistentRead=True
-            )
+        found = dynamodb.call(
+            self.client, "get_item", TableName=self._keys_table, Key=_key_key(key_id), ConsistentRead=True
+        )
         return _key_from_item(found["Item"]) if "Item" in found else None
 
     def get_key_and_principal(
@@ -80,8 +77,7 @@ class DynamoDBKeyStore(KeyStore):
             self._keys_table: {"Keys": [_key_key(key_id)], "ConsistentRead": True},
             self._principals_table: {"Keys": [_principal_key(principal_id)], "ConsistentRead": True},
         }
-        with _translated():
-            answer = self.client.batch_get_item(RequestItems=request)
+        answer = dynamodb.call(self.client, "batch_get_item", RequestItems=request)
         found = answer.get("Responses", {})
         if answer.get("UnprocessedKeys"):  # throttled part of the batch: read the rest one by one
             return self.get_key(key_id), self._get_principal(principal_id)
@@ -93,10 +89,13 @@ class DynamoDBKeyStore(KeyStore):
         )
 
     def _get_principal(self, principal_id: str) -> PrincipalRecord | None:
-        with _translated():
-            found = self.client.get_item(
-                TableName=self._principals_table, Key=_principal_key(principal_id), ConsistentRead=True
-            )
+        found = dynamodb.call(
+            self.client,
+            "get_item",
+            TableName=self._principals_table,
+            Key=_principal_key(principal_id),
+            ConsistentRead=True,
+        )
         return _principal_from_item(found["Item"]) if "Item" in found else None
 
     def get_principals(self, principal_ids: list[str]) -> list[PrincipalRecord]:
@@ -106,8 +105,7 @@ class DynamoDBKeyStore(KeyStore):
         request = {
             self._principals_table: {"Keys": [_principal_key(p) for p in unique], "ConsistentRead": True}
         }
-        with _translated():
-            answer = self.client.batch_get_item(RequestItems=request)
+        answer = dynamodb.call(self.client, "batch_get_item", RequestItems=request)
         records = [
             _principal_from_item(item) for item in answer.get("Responses", {}).get(self._principals_table, [])
         ]
@@ -119,34 +117,38 @@ class DynamoDBKeyStore(KeyStore):
         return records
 
     def put_key(self, record: KeyRecord) -> None:
-        with _translated():
-            self.client.put_item(
-                TableName=self._keys_table,
-                Item=_key_to_item(record),
-                ConditionExpression="attribute_not_exists(key_id)",
-            )
+        dynamodb.call(
+            self.client,
+            "put_item",
+            TableName=self._keys_table,
+            Item=_key_to_item(record),
+            ConditionExpression="attribute_not_exists(key_id)",
+        )
 
     def list_keys(self) -> list[KeyRecord]:
         records: list[KeyRecord] = []
-        with _translated():
-            for page in self.client.get_paginator("scan").paginate(
-                TableName=self._keys_table, ConsistentRead=True
-            ):
-                records.extend(_key_from_item(item) for item in page.get("Items", []))
+        request: dict[str, Any] = {"TableName": self._keys_table, "ConsistentRead": True}
+        while True:
+            page = dynamodb.call(self.client, "scan", **request)
+            records.extend(_key_from_item(item) for item in page.get("Items", []))
+            if "LastEvaluatedKey" not in page:
+                break
+            request["ExclusiveStartKey"] = page["LastEvaluatedKey"]
         return sorted(records, key=lambda r: (r.owner, r.created_at, r.key_id))
 
     def revoke_key(self, key_id: str, at: datetime) -> KeyRecord:
         try:
-            with _translated():
-                answer = self.client.update_item(
-                    TableName=self._keys_table,
-                    Key=_key_key(key_id),
-                    UpdateExpression="SET revoked_at = if_not_exists(revoked_at, :at)",
-                    ConditionExpression="attribute_exists(key_id)",
-                    ExpressionAttributeValues={":at": {"S": _iso(at)}},
-                    ReturnValues="ALL_OLD",
-                )
-        except _ConditionFailed:
+            answer = dynamodb.call(
+                self.client,
+                "update_item",
+                TableName=self._keys_table,
+                Key=_key_key(key_id),
+                UpdateExpression="SET revoked_at = if_not_exists(revoked_at, :at)",
+                ConditionExpression="attribute_exists(key_id)",
+                ExpressionAttributeValues={":at": {"S": _iso(at)}},
+                ReturnValues="ALL_OLD",
+            )
+        except dynamodb.ConditionFailedError:
             raise ToolError("not_found", f"no key with id {key_id!r}", 404) from None
         return _key_from_item(answer["Attributes"])
 
@@ -159,53 +161,17 @@ class DynamoDBKeyStore(KeyStore):
     def _change_permissions(
         self, verb: str, principal_id: str, permissions: list[str], at: datetime
     ) -> PrincipalRecord:
-        with _translated():
-            answer = self.client.update_item(
-                TableName=self._principals_table,
-                Key=_principal_key(principal_id),
-                UpdateExpression=f"SET updated_at = :at {verb} #permissions :p",
-                ExpressionAttributeNames={"#permissions": "permissions"},  # a reserved word
-                ExpressionAttributeValues={":at": {"S": _iso(at)}, ":p": {"SS": sorted(set(permissions))}},
-                ReturnValues="ALL_NEW",
-            )
+        answer = dynamodb.call(
+            self.client,
+            "update_item",
+            TableName=self._principals_table,
+            Key=_principal_key(principal_id),
+            UpdateExpression=f"SET updated_at = :at {verb} #permissions :p",
+            ExpressionAttributeNames={"#permissions": "permissions"},  # a reserved word
+            ExpressionAttributeValues={":at": {"S": _iso(at)}, ":p": {"SS": sorted(set(permissions))}},
+            ReturnValues="ALL_NEW",
+        )
         return _principal_from_item(answer["Attributes"])
-
-
-#: DynamoDB errors that mean "not now" rather than "never": the caller may retry.
-UNAVAILABLE_CODES = frozenset(
-    {
-        "ProvisionedThroughputExceededException",
-        "ThrottlingException",
-        "RequestLimitExceeded",
-        "InternalServerError",
-        "ServiceUnavailable",
-    }
-)
-
-
-class _ConditionFailed(Exception):
-    """A conditional write's condition did not hold (translated from botocore's error)."""
-
-
-@contextmanager
-def _translated() -> Iterator[None]:
-    """Turn botocore failures into toolfront errors: a failed condition, or a store that is down."""
-    from botocore.exceptions import BotoCoreError, ClientError
-
-    try:
-        yield
-    except ClientError as exc:
-        code = exc.response.get("Error", {}).get("Code")
-        if code == "ConditionalCheckFailedException":
-            raise _ConditionFailed from exc
-        if (
-            code in UNAVAILABLE_CODES
-            or exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) >= 500
-        ):
-            raise StoreUnavailableError("the key store did not answer; try again shortly") from exc
-        raise  # a request DynamoDB refuses is a bug here: a 500, logged in full
-    except BotoCoreError as exc:
-        raise StoreUnavailableError("the key store did not answer; try again shortly") from exc
 
 
 def _key_key(key_id: str) -> dict[str, Any]:

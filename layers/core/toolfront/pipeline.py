@@ -23,7 +23,13 @@ from toolfront.actors import Actor, ActorKind
 from toolfront.admission import Admission
 from toolfront.authn import presented_credential
 from toolfront.confirmation import confirmation_reason
-from toolfront.credentials import carries_credential, hash_client_token, redact, refuse_credentials_in_url
+from toolfront.credentials import (
+    carries_credential,
+    hash_client_token,
+    mentions_secret_field,
+    redact,
+    refuse_credentials_in_url,
+)
 from toolfront.envelopes import error_body, success_body
 from toolfront.errors import (
     CallRefusedError,
@@ -70,7 +76,8 @@ class Call:
 class CallResult:
     """What a call produced: ``data`` on success, else ``error``; ``status`` is its HTTP status.
 
-    ``body`` is set on a replay: the first answer's exact text, request id included.
+    ``body`` is the answer's JSON text when the pipeline wrote it (a success, or on a replay the
+    first answer exactly, its request id included).
     """
 
     status: int
@@ -79,10 +86,7 @@ class CallResult:
     headers: Mapping[str, str] = field(default_factory=dict)
     actor: Actor | None = None
     body: str | None = None
-
-    @property
-    def replayed(self) -> bool:
-        return self.body is not None
+    replayed: bool = False
 
 
 @dataclass(slots=True)
@@ -144,7 +148,9 @@ class CallPipeline:
             raise refusal
         if admitted.replay is not None:
             replay = admitted.replay
-            return CallResult(replay.status, actor=actor, headers=progress.headers, body=replay.body)
+            return CallResult(
+                replay.status, actor=actor, headers=progress.headers, body=replay.body, replayed=True
+            )
         return self._execute(call, tool, actor, without_control_fields(arguments), claim, progress)
 
     def _actor(self, call: Call, tool: Tool, arguments: Mapping[str, Any]) -> Actor:
@@ -221,20 +227,24 @@ class CallPipeline:
         claim: Claim | None,
         progress: _Progress,
     ) -> CallResult:
-        fields = _credential_fields(tool)
-        if carries_credential(data, fields):  # handed out once, never written anywhere
+        try:
+            body = success_body(data, call.request_id)
+        except (TypeError, ValueError):  # not JSON data: a 500, and nothing stored
             if claim is not None:
                 self._admission.release(claim)
-            return CallResult(200, data=data, actor=actor, headers=progress.headers)
-        data = redact(data, secrets=progress.secrets)
-        if claim is not None:
-            try:
-                body = success_body(data, call.request_id)
-            except (TypeError, ValueError):
+            raise
+        # The JSON text is searched first (fast, in C); the walks run only when it could matter.
+        fields = _credential_fields(tool)
+        if mentions_secret_field(body, fields) and carries_credential(data, fields):
+            if claim is not None:  # handed out once, never written anywhere
                 self._admission.release(claim)
-                raise
+            return CallResult(200, data=data, actor=actor, headers=progress.headers, body=body)
+        if any(secret in body for secret in progress.secrets):
+            data = redact(data, secrets=progress.secrets)
+            body = success_body(data, call.request_id)
+        if claim is not None:
             self._admission.complete(claim, 200, body)
-        return CallResult(200, data=data, actor=actor, headers=progress.headers)
+        return CallResult(200, data=data, actor=actor, headers=progress.headers, body=body)
 
 
 def _safe_credential(headers: Mapping[str, str]) -> str | None:

@@ -13,8 +13,8 @@ import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from toolfront.envelopes import error_body, success_body
-from toolfront.errors import InternalError, ToolfrontError, UnknownToolError
+from toolfront.envelopes import error_body
+from toolfront.errors import ToolfrontError, UnknownToolError
 from toolfront.pipeline import Call, CallPipeline, CallResult
 
 logger = logging.getLogger("toolfront.rest")
@@ -69,19 +69,16 @@ def error_response(
 
 
 def result_response(result: CallResult, request_id: str) -> Response:
-    if result.body is not None:  # a replay: the first answer, exactly; this request's own id header
-        return text_response(
-            result.status, result.body, request_id, {**result.headers, "idempotent-replayed": "true"}
-        )
+    if result.replayed and result.body is not None:  # the first answer exactly; this request's id header
+        replayed = {**result.headers, "idempotent-replayed": "true"}
+        return text_response(result.status, result.body, request_id, replayed)
     if result.error is not None:
         return error_response(result.error, request_id, result.headers)
-    try:
-        body = success_body(result.data, request_id)
-    except (TypeError, ValueError):
-        # A handler answered something JSON cannot carry: the caller gets a plain 500.
-        logger.exception("answer of request %s is not JSON data", request_id)
-        return error_response(InternalError(), request_id)
-    return text_response(result.status, body, request_id, result.headers)
+    if result.body is not None:
+        return text_response(result.status, result.body, request_id, result.headers)
+    return json_response(
+        result.status, {"data": result.data, "request_id": request_id}, request_id, result.headers
+    )
 
 
 def tool_name_of(raw_path: str) -> str | None:

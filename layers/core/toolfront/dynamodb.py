@@ -1,0 +1,67 @@
+"""DynamoDB failures, told apart once for every store: a failed condition, or a store that is down.
+
+A failed condition is an answer (it carries the old item when asked with
+``ReturnValuesOnConditionCheckFailure``); throttling, a 5xx or no connection mean "retry shortly"
+(503); anything else DynamoDB refuses is a bug in the request and stays a 500, logged in full.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from toolfront.errors import StoreUnavailableError
+
+UNAVAILABLE_CODES = frozenset(
+    {
+        "ProvisionedThroughputExceededException",
+        "ThrottlingException",
+        "RequestLimitExceeded",
+        "InternalServerError",
+        "ServiceUnavailable",
+        "TransactionInProgressException",
+    }
+)
+CONDITION_FAILED = "ConditionalCheckFailedException"
+TRANSACTION_CANCELED = "TransactionCanceledException"
+
+
+class ConditionFailedError(Exception):
+    """A conditional write's condition did not hold; ``item`` is the old item when DynamoDB sent it."""
+
+    def __init__(self, item: dict[str, Any] | None) -> None:
+        super().__init__("the condition did not hold")
+        self.item = item
+
+
+class TransactionCanceledError(Exception):
+    """A transaction was cancelled; ``reasons`` has one entry per item, in order."""
+
+    def __init__(self, reasons: list[dict[str, Any]]) -> None:
+        super().__init__("the transaction was cancelled")
+        self.reasons = reasons
+
+
+def call(client: Any, operation: str, **request: Any) -> Any:
+    """``client.<operation>(**request)`` with its failures translated (see the module docstring)."""
+    try:
+        return getattr(client, operation)(**request)
+    except Exception as exc:
+        raise translated(exc) from exc
+
+
+def translated(exc: Exception) -> Exception:
+    """The exception a botocore failure stands for (the original one when it is a bug)."""
+    from botocore.exceptions import BotoCoreError
+
+    response = getattr(exc, "response", None)
+    if isinstance(response, dict):
+        code = response.get("Error", {}).get("Code")
+        if code == CONDITION_FAILED:
+            return ConditionFailedError(response.get("Item"))
+        if code == TRANSACTION_CANCELED:
+            return TransactionCanceledError(response.get("CancellationReasons", []))
+        if code in UNAVAILABLE_CODES or response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) >= 500:
+            return StoreUnavailableError("a store did not answer; retry shortly")
+    if isinstance(exc, BotoCoreError):
+        return StoreUnavailableError("a store did not answer; retry shortly")
+    return exc

@@ -1,0 +1,149 @@
+"""``toolfront keys create | list | revoke``: API keys of the local or a deployed stack.
+
+A new key is printed once and never again: only the hash of its secret is stored.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from datetime import UTC, datetime
+
+from toolfront.errors import ToolError
+from toolfront.keys import KeyRecord
+from toolfront.keystore import issue_key
+from toolfront_dev.arguments import SCOPE_FORMS, duration_type, principal_type, scope_type
+from toolfront_dev.command import Command, add_json_flag, command_group
+from toolfront_dev.errors import CommandError
+from toolfront_dev.output import note, print_json, print_table, rfc3339
+from toolfront_dev.targets import add_target_arguments, open_target
+
+CREATED_FIELDS = ("key_id", "owner", "scopes", "requires_approval", "expires_at")
+KEY_COLUMNS = ("KEY ID", "OWNER", "SCOPES", "APPROVAL", "EXPIRES", "REVOKED", "DESCRIPTION")
+
+
+def _configure_create(parser: argparse.ArgumentParser) -> None:
+    add_target_arguments(parser)
+    parser.add_argument(
+        "--owner", required=True, type=principal_type, metavar="ID", help="principal owning the key"
+    )
+    parser.add_argument(
+        "--scope",
+        dest="scopes",
+        required=True,
+        action="append",
+        type=scope_type,
+        metavar="S",
+        help=f"a scope the key holds: {SCOPE_FORMS} (repeatable)",
+    )
+    parser.add_argument(
+        "--requires-approval",
+        action="store_true",
+        help="the key's dangerous calls wait for a human's approval",
+    )
+    parser.add_argument(
+        "--expires-in",
+        type=duration_type,
+        metavar="DURATION",
+        help="lifetime: <n>s, <n>m, <n>h or <n>d, e.g. 30d",
+    )
+    parser.add_argument("--description", default="", metavar="TEXT", help="what the key is for")
+    add_json_flag(parser)
+
+
+def _run_create(args: argparse.Namespace) -> int:
+    target = open_target(args)
+    now = datetime.now(UTC).replace(microsecond=0)
+    with target.reached() as store:
+        key, record = issue_key(
+            store,
+            owner=args.owner,
+            scopes=list(dict.fromkeys(args.scopes)),
+            requires_approval=args.requires_approval,
+            expires_at=None if args.expires_in is None else now + args.expires_in,
+            description=args.description,
+            now=now,
+        )
+    if args.json:
+        described = record.describe()
+        print_json({"key": key} | {name: described[name] for name in CREATED_FIELDS})
+    else:
+        print(key)
+        expires = rfc3339(record.expires_at, none="never")
+        scopes = ", ".join(sorted(record.scopes))
+        note(f"key {record.key_id} for {record.owner} (scopes {scopes}; expires {expires})")
+    # stderr, so that `KEY=$(toolfront keys create ...)` captures the key alone.
+    note("This is the only time the key is shown: it cannot be shown again. Store it now.")
+    return 0
+
+
+def _configure_list(parser: argparse.ArgumentParser) -> None:
+    add_target_arguments(parser)
+    add_json_flag(parser)
+
+
+def _run_list(args: argparse.Namespace) -> int:
+    target = open_target(args)
+    with target.reached() as store:
+        records = store.list_keys()
+    if args.json:
+        print_json([record.describe() for record in records])
+    elif not records:
+        note(f"no keys in {target.name}")
+    else:
+        print_table(KEY_COLUMNS, [_row(record) for record in records])
+    return 0
+
+
+def _row(record: KeyRecord) -> list[str]:
+    return [
+        record.key_id,
+        record.owner,
+        ",".join(sorted(record.scopes)),
+        "yes" if record.requires_approval else "no",
+        rfc3339(record.expires_at, none="never"),
+        rfc3339(record.revoked_at, none="no"),
+        record.description,
+    ]
+
+
+def _configure_revoke(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "key_id", metavar="KEY_ID", help="the key's id (tfk_<KEY_ID>_...), as `keys list` shows it"
+    )
+    add_target_arguments(parser)
+    add_json_flag(parser)
+
+
+def _run_revoke(args: argparse.Namespace) -> int:
+    target = open_target(args)
+    now = datetime.now(UTC).replace(microsecond=0)
+    with target.reached() as store:
+        try:
+            before = store.revoke_key(args.key_id, now)
+        except ToolError as exc:
+            raise CommandError(f"no key with id {args.key_id!r} in {target.name}") from exc
+    record = dataclasses.replace(before, revoked_at=before.revoked_at or now)
+    if args.json:
+        print_json(record.describe())
+    elif before.revoked_at is not None:
+        print(f"key {record.key_id} of {record.owner} was already revoked at {rfc3339(before.revoked_at)}")
+    else:
+        print(f"revoked key {record.key_id} of {record.owner}: refused from the next call on")
+    return 0
+
+
+KEYS = command_group(
+    "keys",
+    "create, list and revoke API keys",
+    [
+        Command(
+            "create",
+            "issue a key; it is printed once and cannot be shown again",
+            _configure_create,
+            _run_create,
+        ),
+        Command("list", "list keys (never their secrets)", _configure_list, _run_list),
+        Command("revoke", "revoke a key at once", _configure_revoke, _run_revoke),
+    ],
+)
