@@ -270,7 +270,7 @@ def format_table(sections: Sequence[Section]) -> str:
             ratio = "—" if r.ratio is None else f"{r.ratio:.4f}" if r.ratio < 0.1 else f"{r.ratio:.3f}"
             target = "" if r.target is None else f"≤ {r.target:g}"
             lines.append((r.label, r.unit, _fmt(r.median), _fmt(r.min), _fmt(r.p99), ratio, target, r.status))
-    width = [max(len(h), *(len(line[i]) for line in lines if len(line) > 1)) for i, h in enumerate(header)]
+    width = [max([len(h), *(len(line[i]) for line in lines if len(line) > 1)]) for i, h in enumerate(header)]
     out = []
 
     def fmt_line(cells: tuple[str, ...]) -> str:

@@ -1,6 +1,7 @@
 """Run every bench, print one table and write ``bench/results/latest.json``.
 
-Usage: ``.venv/bin/python bench/run.py [--quick] [--only validation|registry|rest] [--out PATH] [--strict]``
+Usage: ``.venv/bin/python bench/run.py [--quick] [--only NAME] [--out PATH] [--strict]``, NAME one of
+validation, registry, rest, requests.
 (``make bench`` runs the full set). ``--quick`` is a smoke run with small n (about 12 s); the full
 run takes about two minutes. ``--strict`` exits 1 when a row misses its target.
 """
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import bench_registry
+import bench_requests
 import bench_rest
 import bench_validation
 from harness import Section, canary, format_table, machine_info, timer_overhead_ns
@@ -24,7 +26,12 @@ from harness import Section, canary, format_table, machine_info, timer_overhead_
 import toolfront
 
 RESULTS = Path(__file__).resolve().parent / "results"
-BENCHES = {"validation": bench_validation.run, "registry": bench_registry.run, "rest": bench_rest.run}
+BENCHES = {
+    "validation": bench_validation.run,
+    "registry": bench_registry.run,
+    "rest": bench_rest.run,
+    "requests": bench_requests.run,
+}
 #: Canary spread (max / min over the run) above which part of the run was likely contended.
 CONTENDED_SPREAD = 1.3
 
