@@ -18,7 +18,7 @@ from toolfront_dev.errors import CommandError
 from toolfront_dev.output import note, print_json, print_table, rfc3339
 from toolfront_dev.targets import add_target_arguments, open_target
 
-CREATED_FIELDS = ("key_id", "owner", "scopes", "requires_approval", "expires_at")
+CREATED_FIELDS = ("key_id", "owner", "scopes", "requires_approval", "expires_at", "rate_limit")
 KEY_COLUMNS = ("KEY ID", "OWNER", "SCOPES", "APPROVAL", "EXPIRES", "REVOKED", "DESCRIPTION")
 
 
@@ -48,7 +48,23 @@ def _configure_create(parser: argparse.ArgumentParser) -> None:
         help="lifetime: <n>s, <n>m, <n>h or <n>d, e.g. 30d",
     )
     parser.add_argument("--description", default="", metavar="TEXT", help="what the key is for")
+    parser.add_argument(
+        "--rate-limit",
+        type=_positive,
+        metavar="N",
+        help="units per minute for this key (default: the deployment's admin limit)",
+    )
     add_json_flag(parser)
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
 
 
 def _run_create(args: argparse.Namespace) -> int:
@@ -62,6 +78,7 @@ def _run_create(args: argparse.Namespace) -> int:
             requires_approval=args.requires_approval,
             expires_at=None if args.expires_in is None else now + args.expires_in,
             description=args.description,
+            rate_limit=args.rate_limit,
             now=now,
         )
     if args.json:

@@ -64,7 +64,15 @@ def test_keys_create_json_prints_key_and_its_record(toolfront: Toolfront, local:
 
     created = outcome.json()
     assert outcome.code == 0
-    assert list(created) == ["key", "key_id", "owner", "scopes", "requires_approval", "expires_at"]
+    assert list(created) == [
+        "key",
+        "key_id",
+        "owner",
+        "scopes",
+        "requires_approval",
+        "expires_at",
+        "rate_limit",
+    ]
     assert created["key"].startswith(f"tfk_{created['key_id']}_")
     assert created["owner"] == "alice"
     assert created["scopes"] == ["catalogue.products:*", "catalogue.products:read"]
@@ -93,6 +101,17 @@ def test_keys_create_expires_in_sets_expiry_that_far_ahead(
 
     expires_at = datetime.fromisoformat(str(created["expires_at"]).replace("Z", "+00:00"))
     assert before + timedelta(hours=2) <= expires_at <= datetime.now(UTC) + timedelta(hours=2)
+
+
+def test_keys_create_rate_limit_becomes_the_keys_bucket(
+    toolfront: Toolfront, local: tuple[str, ...], owner: str, fetch: Fetch, stack: LocalStack
+) -> None:
+    assert toolfront("principals", "grant", *local, owner, "--permission", "catalogue").code == 0
+    created = create_key(toolfront, local, owner, "--rate-limit", "7")
+    assert created["rate_limit"] == 7
+    reply = list_products(fetch, stack, str(created["key"]))
+    assert reply.status == 200
+    assert reply.headers["ratelimit-policy"] == '"default";q=7;w=60'
 
 
 def test_keys_list_shows_created_key_without_secret_or_hash(
