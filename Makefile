@@ -11,7 +11,7 @@ SAM_STAMP := $(SAM_VENV)/.installed
 export SAM_CLI_TELEMETRY := 0
 export AWS_EC2_METADATA_DISABLED := true
 
-.PHONY: install dev test lint typecheck template-check unit bench clean
+.PHONY: install dev test lint typecheck template-check unit bench clean browser
 
 install: $(STAMP)
 
@@ -39,7 +39,7 @@ lint: install
 
 typecheck: install
 	$(BIN)/mypy
-	$(BIN)/mypy toolfront_dev
+	$(BIN)/mypy toolfront_dev functions/approvals/pages.py
 
 template-check: install $(SAM_STAMP)
 	$(BIN)/cfn-lint template.yaml
@@ -47,7 +47,11 @@ template-check: install $(SAM_STAMP)
 	AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing \
 		$(SAM) validate --region us-east-1 --template-file template.yaml
 
-unit: install
+# Debian's chromium and Playwright (driving it; no browser download) for the confirmation page tests.
+browser: install
+	bash .ci/install-browser
+
+unit: install browser
 	$(BIN)/python -m pytest
 
 bench: install

@@ -14,7 +14,7 @@ from moto import mock_aws
 
 from tests.aws import TABLE_ENV, create_tables
 from toolfront import aws as toolfront_aws
-from toolfront import service, settings
+from toolfront import service
 from toolfront_dev.moto_atomic import make_dynamodb_atomic
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -27,7 +27,11 @@ def load_family(name: str) -> ModuleType:
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # as an import would; the module may look itself up
-    spec.loader.exec_module(module)
+    sys.path.insert(0, str(path.parent))  # Lambda puts the function's folder on the path
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(path.parent))
     return module
 
 
@@ -60,6 +64,4 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 def reset_process_state() -> None:
     """Forget what a warm Lambda process remembers: clients, settings, the authenticator."""
     toolfront_aws.reset_clients()
-    settings.current.cache_clear()
-    service.authenticator.cache_clear()
-    service.admission.cache_clear()
+    service.reset()

@@ -18,6 +18,7 @@ from types import FrameType
 from typing import TYPE_CHECKING
 
 from toolfront_dev.command import Command
+from toolfront_dev.commands_approvals import APPROVALS
 from toolfront_dev.commands_keys import KEYS
 from toolfront_dev.commands_manifest import MANIFEST
 from toolfront_dev.commands_principals import PRINCIPALS
@@ -99,6 +100,7 @@ def _configure_logging() -> None:
 
 def _run_dev(args: argparse.Namespace) -> int:
     # Deferred: moto, werkzeug and cfn-lint are dev extras, and other subcommands must not need them.
+    from toolfront_dev.outbox import OutboxWatcher
     from toolfront_dev.stack import LocalStack
 
     # Before anything starts: a bad seed file is reported with nothing to stop.
@@ -124,8 +126,10 @@ def _run_dev(args: argparse.Namespace) -> int:
         stack.start()
         try:
             _print_banner(stack)
-            while not stop.wait(1.0):
-                pass
+            # Approvers' links appear on this console as the approvals function writes them.
+            with OutboxWatcher(stack.outbox_path):
+                while not stop.wait(1.0):
+                    pass
         finally:
             stack.stop()
     finally:
@@ -148,6 +152,10 @@ def _print_banner(stack: LocalStack) -> None:
         print(f"  user pool {logical_id:<16} {pool_id}")
     for logical_id, client_id in info.user_pool_clients.items():
         print(f"  app client {logical_id:<15} {client_id}")
+    for logical_id, arn in info.state_machines.items():
+        print(f"  state machine {logical_id:<12} {arn}")
+    if info.state_machines:
+        print(f"  approval links: printed here, and kept in {info.outbox}")
     health = f"curl {info.api_url}/health"
     if stack.admin_key is None:  # a template without key tables
         print(f"try: {health}")
@@ -168,6 +176,7 @@ COMMANDS: tuple[Command, ...] = (
     ),
     KEYS,
     PRINCIPALS,
+    APPROVALS,
     TOOLS,
     MANIFEST,
 )

@@ -18,6 +18,11 @@ from toolfront_dev.template import Template
 _PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")
 
 
+def local_stack_name(stage: str) -> str:
+    """The name ``AWS::StackName`` resolves to locally, and the prefix of unnamed resources."""
+    return f"toolfront-{stage}"
+
+
 def stack_intrinsics(
     template: Template, stage: str, parameters: Mapping[str, str] | None = None
 ) -> Intrinsics:
@@ -36,7 +41,7 @@ def stack_intrinsics(
         "AWS::AccountId": LOCAL_ACCOUNT_ID,
         "AWS::Partition": "aws",
         "AWS::URLSuffix": "amazonaws.com",
-        "AWS::StackName": f"toolfront-{stage}",
+        "AWS::StackName": local_stack_name(stage),
     }
     return Intrinsics(refs | dict(parameters or {}), template.conditions)
 
@@ -123,3 +128,15 @@ def point_at_moto(env: EnvironmentPatch, moto_endpoint: str) -> None:
         for name in ("NO_PROXY", "no_proxy"):
             current = os.environ.get(name, "")
             env.set(name, ",".join(filter(None, [current, "127.0.0.1", "localhost"])))
+
+
+def reset_process_clients() -> None:
+    """Forget the AWS clients and settings toolfront cached in this process."""
+    # toolfront caches one client per service, and the settings and stores of a warm process hold
+    # tables and clients of their own: any of them made for an earlier stack of this process would
+    # keep talking to that stack's (stopped) moto.
+    from toolfront import service
+    from toolfront.aws import reset_clients
+
+    reset_clients()
+    service.reset()

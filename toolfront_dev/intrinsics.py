@@ -1,7 +1,7 @@
 """CloudFormation intrinsic functions and Conditions, evaluated against the values of the local stack.
 
-Covers what a SAM template puts in environments and resource properties: Ref, Fn::Sub, Fn::Join,
-Fn::If with Fn::Equals/Not/And/Or/Condition, and AWS::NoValue. Anything else fails loudly.
+Covers what a SAM template puts in environments and resource properties: Ref, Fn::GetAtt, Fn::Sub,
+Fn::Join, Fn::If with Fn::Equals/Not/And/Or/Condition, and AWS::NoValue. Anything else fails loudly.
 """
 
 from __future__ import annotations
@@ -31,16 +31,25 @@ class Intrinsics:
     Args:
         refs: what each parameter, pseudo parameter and emulated resource resolves to.
         conditions: the template's ``Conditions`` section, unevaluated.
+        attributes: what ``Fn::GetAtt`` gives, by ``LogicalId.Attribute`` (``MyFunction.Arn``).
     """
 
-    def __init__(self, refs: Mapping[str, str], conditions: Mapping[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        refs: Mapping[str, str],
+        conditions: Mapping[str, Any] | None = None,
+        attributes: Mapping[str, str] | None = None,
+    ) -> None:
         self._refs = dict(refs)
         self._conditions = dict(conditions or {})
+        self._attributes = dict(attributes or {})
         self._decided: dict[str, bool] = {}
 
-    def with_refs(self, refs: Mapping[str, str]) -> Intrinsics:
-        """A copy that also knows ``refs`` (resources created since)."""
-        return Intrinsics({**self._refs, **refs}, self._conditions)
+    def with_refs(self, refs: Mapping[str, str], attributes: Mapping[str, str] | None = None) -> Intrinsics:
+        """A copy that also knows ``refs`` and ``attributes`` (resources named or created since)."""
+        return Intrinsics(
+            {**self._refs, **refs}, self._conditions, {**self._attributes, **(attributes or {})}
+        )
 
     def value(self, raw: Any, *, where: str) -> Any:
         """Resolve every intrinsic inside ``raw``; literals keep their type, AWS::NoValue entries go.
@@ -82,6 +91,8 @@ class Intrinsics:
     def _function(self, name: str, argument: Any, where: str) -> Any:
         if name == "Ref":
             return self._ref(argument, where)
+        if name == "Fn::GetAtt":
+            return self._get_att(argument, where)
         if name == "Fn::Sub":
             return self._sub(argument, where)
         if name == "Fn::Join" and isinstance(argument, list) and len(argument) == 2:
@@ -119,6 +130,18 @@ class Intrinsics:
             raise TemplateError(f"{where}: Ref {name!r} names nothing the local stack provides")
         return self._refs[name]
 
+    def _get_att(self, argument: Any, where: str) -> str:
+        # Both spellings: [LogicalId, Attribute] (YAML's !GetAtt X.Y becomes this) and "X.Y".
+        if isinstance(argument, list) and len(argument) == 2:
+            name = f"{argument[0]}.{self.text(argument[1], where=where)}"
+        elif isinstance(argument, str):
+            name = argument
+        else:
+            raise TemplateError(f"{where}: malformed Fn::GetAtt {argument!r}")
+        if name not in self._attributes:
+            raise TemplateError(f"{where}: Fn::GetAtt {name} names nothing the local stack provides")
+        return self._attributes[name]
+
     def _sub(self, argument: Any, where: str) -> str:
         if isinstance(argument, str):
             text, variables = argument, {}
@@ -134,8 +157,8 @@ class Intrinsics:
             name = match.group(2)
             if name in variables:
                 return variables[name]
-            if "." in name:
-                raise TemplateError(f"{where}: the local stack cannot evaluate ${{{name}}} (GetAtt)")
+            if "." in name and name not in self._refs:  # ${X.Attr} is Fn::Sub's GetAtt
+                return self._get_att(name, where)
             return str(self._ref(name, where))
 
         return _SUB_VARIABLE.sub(replace, text)

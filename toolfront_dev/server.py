@@ -75,6 +75,20 @@ class HandlerLoader:
         return found
 
 
+def build_context(
+    function: FunctionSpec, name: str, *, region: str = "us-east-1", account_id: str = LOCAL_ACCOUNT_ID
+) -> LambdaContext:
+    """A fresh context for one invocation of ``function`` deployed as ``name``."""
+    return LambdaContext(
+        function_name=name,
+        memory_limit_in_mb=function.memory_size_mb,
+        invoked_function_arn=f"arn:aws:lambda:{region}:{account_id}:function:{name}",
+        aws_request_id=str(uuid.uuid4()),
+        deadline_epoch_ms=int(time.time() * 1000) + function.timeout_seconds * 1000,
+        log_group_name=f"/aws/lambda/{name}",
+    )
+
+
 class LocalApi:
     """A WSGI application that routes like API Gateway and invokes handlers in-process."""
 
@@ -83,10 +97,20 @@ class LocalApi:
         template: Template,
         *,
         function_name_prefix: str = "toolfront-local",
+        function_names: Mapping[str, str] | None = None,
+        loader: HandlerLoader | None = None,
         region: str = "us-east-1",
         account_id: str = LOCAL_ACCOUNT_ID,
     ) -> None:
         """Build the route table and the handler loader.
+
+        Args:
+            template: the functions and routes to serve.
+            function_name_prefix: unnamed functions are called ``<prefix>-<LogicalId>``.
+            function_names: the deployed name of each function, by logical id, over the prefix rule.
+            loader: the handler loader to share (Step Functions' Lambda tasks run the same modules).
+            region: the region in the functions' ARNs.
+            account_id: the account in the functions' ARNs.
 
         Raises:
             RouteConflictError: two routes share a method and a path.
@@ -94,10 +118,17 @@ class LocalApi:
         """
         self.routes = RouteTable(template.routes)
         self._functions: Mapping[str, FunctionSpec] = {f.logical_id: f for f in template.functions}
-        self._loader = HandlerLoader(template.functions)
-        self._name_prefix = function_name_prefix
+        self.loader = loader or HandlerLoader(template.functions)
+        self._names = {
+            logical_id: (function_names or {}).get(logical_id) or f"{function_name_prefix}-{logical_id}"
+            for logical_id in self._functions
+        }
         self._region = region
         self._account_id = account_id
+
+    def function_name(self, logical_id: str) -> str:
+        """The name the function's context reports (``KeyError`` for an unknown function)."""
+        return self._names[logical_id]
 
     def __call__(self, environ: dict[str, Any], start_response: Any) -> Iterable[bytes]:
         """WSGI entry point."""
@@ -135,7 +166,7 @@ class LocalApi:
         context = self._context(function)
         started = time.monotonic()
         try:
-            result = self._loader.handler(function.logical_id)(event, context)
+            result = self.loader.handler(function.logical_id)(event, context)
             response = build_response(result)
         except Exception:
             # Lambda reports the failure and API Gateway hides it behind a bare 500; the developer
@@ -153,14 +184,8 @@ class LocalApi:
         return response
 
     def _context(self, function: FunctionSpec) -> LambdaContext:
-        name = f"{self._name_prefix}-{function.logical_id}"
-        return LambdaContext(
-            function_name=name,
-            memory_limit_in_mb=function.memory_size_mb,
-            invoked_function_arn=f"arn:aws:lambda:{self._region}:{self._account_id}:function:{name}",
-            aws_request_id=str(uuid.uuid4()),
-            deadline_epoch_ms=int(time.time() * 1000) + function.timeout_seconds * 1000,
-            log_group_name=f"/aws/lambda/{name}",
+        return build_context(
+            function, self._names[function.logical_id], region=self._region, account_id=self._account_id
         )
 
 

@@ -1,20 +1,16 @@
-"""The local stack: moto with the template's tables, the functions' environment, the API server, dev.json.
+"""The local stack: moto with the template's resources, the functions' environment, the API server, dev.json.
 
 One :class:`LocalStack` starts and stops all of it, for ``toolfront dev`` and for tests alike.
 """
 
 from __future__ import annotations
 
-import json
 import logging
-import os
-import tempfile
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from toolfront_dev.aws import (
     REGION,
@@ -25,68 +21,38 @@ from toolfront_dev.aws import (
     physical_table_name,
 )
 from toolfront_dev.cognito import EMULATED_TYPES, USER_POOL, USER_POOL_CLIENT, create_user_pools, jwks_url
+from toolfront_dev.devinfo import DEV_JSON, DevInfo, write_dev_json
 from toolfront_dev.environment import (
     EnvironmentPatch,
     active_template,
     function_environment,
+    local_stack_name,
     point_at_moto,
+    reset_process_clients,
     stack_intrinsics,
 )
 from toolfront_dev.errors import CommandError, StackError
 from toolfront_dev.intrinsics import Intrinsics
 from toolfront_dev.moto_atomic import make_dynamodb_atomic
+from toolfront_dev.outbox import OUTBOX_NAME
 from toolfront_dev.routing import RouteTable
 from toolfront_dev.seeds import Seed, seed_store
-from toolfront_dev.server import LocalApi, LocalApiServer
+from toolfront_dev.server import HandlerLoader, LocalApi, LocalApiServer
 from toolfront_dev.targets import key_store
 from toolfront_dev.template import Template, load_template
+from toolfront_dev.workflow import LocalWorkflow, ResourceNames, name_resources
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_STAGE = "local"
-DEV_JSON = Path(".toolfront") / "dev.json"
 # The variable toolfront.settings reads for a pool's signing keys; the issuer's own JWKS is real AWS.
 JWKS_URL_VARIABLE = "TOOLFRONT_COGNITO_JWKS_URL"
-
-
-@dataclass(frozen=True, slots=True)
-class DevInfo:
-    """What ``.toolfront/dev.json`` records for the CLI's ``--local``."""
-
-    api_url: str
-    moto_endpoint: str
-    region: str
-    stage: str
-    tables: Mapping[str, str]
-    user_pools: Mapping[str, str] = field(default_factory=dict)
-    user_pool_clients: Mapping[str, str] = field(default_factory=dict)
-
-    def to_json(self) -> dict[str, Any]:
-        """The JSON document, keys in the documented order."""
-        return {
-            "api_url": self.api_url,
-            "moto_endpoint": self.moto_endpoint,
-            "region": self.region,
-            "stage": self.stage,
-            "tables": dict(self.tables),
-            "user_pools": dict(self.user_pools),
-            "user_pool_clients": dict(self.user_pool_clients),
-        }
-
-
-def write_dev_json(path: Path, info: DevInfo) -> None:
-    """Write dev.json atomically, so a CLI reading it never sees half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile(
-        "w", dir=path.parent, suffix=".tmp", delete=False, encoding="utf-8"
-    ) as out:
-        json.dump(info.to_json(), out, indent=2)
-        out.write("\n")
-    os.replace(out.name, path)
+# Where the approvals function appends approvers' links locally (SNS e-mail in AWS).
+OUTBOX_VARIABLE = "TOOLFRONT_OUTBOX_PATH"
 
 
 class LocalStack:
-    """moto, the template's tables, the API server and dev.json, started and stopped together.
+    """moto, the template's resources, the API server and dev.json, started and stopped together.
 
     moto keeps its state in module globals, so only one LocalStack may run per process.
     """
@@ -113,14 +79,18 @@ class LocalStack:
             host: interface of the API server.
             port: port of the API server; 0 picks a free one.
             moto_port: port of the moto server (always on 127.0.0.1); 0 picks a free one.
-            stage: names the tables ``toolfront-<stage>-<LogicalId>``.
+            stage: names the stack ``toolfront-<stage>`` (``AWS::StackName``) and the tables
+                ``toolfront-<stage>-<LogicalId>``.
             dev_json_path: where to write dev.json; ``<project_dir>/.toolfront/dev.json`` by default.
+                The approvers' outbox is written next to it.
             parameters: template parameter values over the defaults (``{"EnableCognito": "false"}``).
             seed: principals and keys to load once the tables exist (the demo admin always is).
         """
         self.project_dir = Path(project_dir).resolve()
         self.stage = stage
         self.dev_json_path = Path(dev_json_path) if dev_json_path else self.project_dir / DEV_JSON
+        self.stack_name = local_stack_name(stage)
+        self.outbox_path = self.dev_json_path.parent / OUTBOX_NAME
         self._host, self._port, self._moto_port = host, port, moto_port
         self._parameters = dict(parameters or {})
         self._moto: MotoServer | None = None
@@ -129,6 +99,8 @@ class LocalStack:
         self._environment = EnvironmentPatch()
         self._info: DevInfo | None = None
         self._template: Template | None = None
+        self._names: ResourceNames | None = None
+        self._workflow: LocalWorkflow | None = None
         self._seed = seed or Seed()
         self._admin_key: str | None = None
 
@@ -167,6 +139,13 @@ class LocalStack:
         return self._template
 
     @property
+    def resource_names(self) -> ResourceNames:
+        """The names and ARNs of the functions, state machines and topics created in moto."""
+        if self._names is None:
+            raise StackError("the local stack is not running")
+        return self._names
+
+    @property
     def routes(self) -> RouteTable:
         """The routes being served."""
         if self._api is None:
@@ -199,12 +178,17 @@ class LocalStack:
         intrinsics, template = self._resolve_template()
         tables = {t.logical_id: physical_table_name(self.stage, t.logical_id) for t in template.tables}
         emulated = [r for r in template.resources if r.type in EMULATED_TYPES]
+        # Functions, state machines and topics have predictable names and ARNs: known from here on.
+        names = self._names = name_resources(template, intrinsics, prefix=self.stack_name)
+        intrinsics = intrinsics.with_refs(names.refs(), names.attributes())
         # A dry run with stand-in ids: an unresolvable variable fails before any server starts.
         stand_ins = {r.logical_id: f"<{r.logical_id}>" for r in emulated}
         function_environment(template, intrinsics.with_refs(tables | stand_ins))
         self._template = template
-        self._api = LocalApi(template, function_name_prefix=f"toolfront-{self.stage}", region=REGION)
+        loader = HandlerLoader(template.functions)  # one set of modules for HTTP and Lambda invokes
+        self._api = LocalApi(template, function_names=names.function_names, loader=loader, region=REGION)
         self._server = LocalApiServer(self._api, self._host, self._port)  # binds now: a busy port fails early
+        self._workflow = LocalWorkflow(template, names, loader, role_name=f"{self.stack_name}-functions")
         self._moto = MotoServer(self._moto_port)
         make_dynamodb_atomic()  # conditional writes under concurrency behave as in DynamoDB
         moto_endpoint = self._moto.start()
@@ -214,34 +198,52 @@ class LocalStack:
         configure_moto(moto_endpoint)
         ids = self._provision(moto_endpoint, template, tables, intrinsics)
         self._admin_key = self._load_seed(moto_endpoint, tables)
-        environment = function_environment(template, intrinsics.with_refs(tables | ids))
         pools = {r.logical_id: ids[r.logical_id] for r in emulated if r.type == USER_POOL}
-        if len(pools) == 1:
-            environment[JWKS_URL_VARIABLE] = jwks_url(moto_endpoint, next(iter(pools.values())))
-        # Every function runs in this one process, so os.environ gets the union of their
-        # environments; function_environment() refused any variable two functions disagree on.
-        for name, value in environment.items():
-            self._environment.set(name, value)
-        point_at_moto(self._environment, moto_endpoint)
-        _reset_aws_clients()
+        self._set_environment(template, intrinsics.with_refs(tables | ids), moto_endpoint, pools)
         self._server.start()
         clients = {r.logical_id: ids[r.logical_id] for r in emulated if r.type == USER_POOL_CLIENT}
-        self._info = DevInfo(self._server.url, moto_endpoint, REGION, self.stage, tables, pools, clients)
+        machines = {m.logical_id: m.arn for m in names.state_machines}
+        outbox = str(self.outbox_path)
+        self._info = DevInfo(
+            self._server.url, moto_endpoint, REGION, self.stage, tables, pools, clients, machines, outbox
+        )
         write_dev_json(self.dev_json_path, self._info)
         logger.info("local stack up: API %s, moto %s", self._info.api_url, moto_endpoint)
 
     def _provision(
         self, endpoint: str, template: Template, tables: Mapping[str, str], intrinsics: Intrinsics
     ) -> dict[str, str]:
-        """Create the tables and Cognito resources in moto; the Ref value of each Cognito resource."""
+        """Create every emulated resource in moto; the Ref value of each Cognito resource.
+
+        The functions, state machines and topics come last: a definition may name any of the others.
+        """
         from botocore.exceptions import BotoCoreError, ClientError
 
+        assert self._workflow is not None
         emulated = [r for r in template.resources if r.type in EMULATED_TYPES]
         try:
             create_tables(endpoint, template.tables, tables)
-            return create_user_pools(endpoint, emulated, intrinsics.with_refs(tables), stage=self.stage)
+            ids = create_user_pools(endpoint, emulated, intrinsics.with_refs(tables), stage=self.stage)
+            self._workflow.start(endpoint, intrinsics.with_refs({**tables, **ids}))
         except (BotoCoreError, ClientError) as exc:
             raise StackError(f"moto refused to create a resource of the template: {exc}") from exc
+        return ids
+
+    def _set_environment(
+        self, template: Template, intrinsics: Intrinsics, moto_endpoint: str, pools: Mapping[str, str]
+    ) -> None:
+        environment = function_environment(template, intrinsics)
+        if len(pools) == 1:
+            environment[JWKS_URL_VARIABLE] = jwks_url(moto_endpoint, next(iter(pools.values())))
+        self.outbox_path.parent.mkdir(parents=True, exist_ok=True)
+        self.outbox_path.write_bytes(b"")  # this run's links only: an earlier run's codes are void
+        environment[OUTBOX_VARIABLE] = str(self.outbox_path)
+        # Every function runs in this one process, so os.environ gets the union of their
+        # environments; function_environment() refused any variable two functions disagree on.
+        for name, value in environment.items():
+            self._environment.set(name, value)
+        point_at_moto(self._environment, moto_endpoint)
+        reset_process_clients()
 
     def _load_seed(self, endpoint: str, tables: Mapping[str, str]) -> str | None:
         """Write the seed and the demo admin into the new tables; the admin's key."""
@@ -267,6 +269,9 @@ class LocalStack:
 
     def stop(self) -> None:
         """Stop both servers and restore the environment; safe to call twice."""
+        if self._workflow is not None:
+            self._workflow.stop()  # moto's own Lambda invoke comes back with the last local stack
+            self._workflow = None
         if self._server is not None:
             self._server.stop()
             self._server = None
@@ -274,8 +279,9 @@ class LocalStack:
             self._moto.stop()
             self._moto = None
         self._environment.restore()
-        _reset_aws_clients()
+        reset_process_clients()
         self._info = None
+        self._names = None
         self._admin_key = None
         with LocalStack._running_lock:
             if LocalStack._running is self:
@@ -288,16 +294,3 @@ class LocalStack:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
     ) -> None:
         self.stop()
-
-
-def _reset_aws_clients() -> None:
-    # toolfront caches one client per service, and the settings, authenticator and admission of a
-    # warm process hold tables and clients of their own: any of them made for an earlier stack of
-    # this process would keep talking to that stack's (stopped) moto.
-    from toolfront import service, settings
-    from toolfront.aws import reset_clients
-
-    reset_clients()
-    settings.current.cache_clear()
-    service.authenticator.cache_clear()
-    service.admission.cache_clear()

@@ -1,7 +1,8 @@
 """Where a management command acts: the local dev stack (``--local``) or a deployed one (``--stack-name``).
 
-Either way the command gets a :class:`Target`: a DynamoDB key store on that stack's keys and
-principals tables, and a name for messages; :meth:`Target.reached` turns AWS failures into messages.
+Either way the command gets the stack's tables (:class:`StackTables`: a DynamoDB client, physical
+table names by logical id, a name for messages) or a :class:`Target` (a key store on the keys and
+principals tables); ``reached()`` turns AWS failures into messages naming the stack.
 """
 
 from __future__ import annotations
@@ -18,16 +19,37 @@ from toolfront.errors import StoreUnavailableError
 from toolfront.keystore import DynamoDBKeyStore
 from toolfront_dev.errors import CommandError
 
-# Logical ids in template.yaml (dev.json's "tables") and the deployed stack's outputs naming them.
+# Logical ids in template.yaml (dev.json's "tables").
 KEYS_TABLE = "KeysTable"
 PRINCIPALS_TABLE = "PrincipalsTable"
-KEYS_OUTPUT = "KeysTableName"
-PRINCIPALS_OUTPUT = "PrincipalsTableName"
+# A deployed stack's output <LogicalId>TableName names the table <LogicalId>.
+_TABLE_OUTPUT_SUFFIX = "Name"
 _CONFIG_KWARGS: Mapping[str, Any] = {
     "connect_timeout": 2,
     "read_timeout": 10,
     "retries": {"mode": "standard", "max_attempts": 3},
 }
+
+
+@contextmanager
+def reaching(name: str, hint: str = "") -> Iterator[None]:
+    """Raise AWS failures inside the block as :class:`CommandError` naming the stack.
+
+    Raises:
+        CommandError: the stack did not answer or refused the request.
+    """
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    try:
+        yield
+    except ClientError as exc:
+        error = exc.response.get("Error", {})
+        raise CommandError(
+            f"{name} refused the request: {error.get('Code')}: {error.get('Message')}"
+        ) from exc
+    except (BotoCoreError, StoreUnavailableError) as exc:
+        # StoreUnavailableError's own text is generic; botocore's cause says what failed.
+        raise CommandError(f"{name} did not answer ({exc.__cause__ or exc}){hint}") from exc
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,23 +62,52 @@ class Target:
 
     @contextmanager
     def reached(self) -> Iterator[DynamoDBKeyStore]:
-        """The store, with AWS failures raised as :class:`CommandError` naming the stack.
+        """The store, with AWS failures raised as :class:`CommandError` naming the stack."""
+        with reaching(self.name, self.hint):
+            yield self.store
+
+
+@dataclass(frozen=True, slots=True)
+class StackTables:
+    """A stack's DynamoDB tables and a low-level client on them.
+
+    Attributes:
+        client: the DynamoDB client (moto's for the local stack).
+        tables: physical table name by logical id.
+        name: the stack, for messages.
+        source: where the names came from (dev.json's path, or the deployed stack), for messages.
+        deployed: whether the names came from CloudFormation outputs.
+        hint: appended to "did not answer" messages.
+        outbox: the local approvers' outbox (``None`` for a deployed stack).
+    """
+
+    client: Any
+    tables: Mapping[str, str]
+    name: str
+    source: str
+    deployed: bool = False
+    hint: str = ""
+    outbox: Path | None = None
+
+    def table_names(self, *logical_ids: str) -> list[str]:
+        """The physical names of these tables, in order.
 
         Raises:
-            CommandError: the stack did not answer or refused the request.
+            CommandError: the stack lists no such table.
         """
-        from botocore.exceptions import BotoCoreError, ClientError
+        missing = [t for t in logical_ids if t not in self.tables]
+        if missing and self.deployed:
+            outputs = " or ".join(t + _TABLE_OUTPUT_SUFFIX for t in missing)
+            raise CommandError(f"{self.source} has no output {outputs}: is it a toolfront stack?")
+        if missing:
+            raise CommandError(f"{self.source} lists no table {' or '.join(missing)}")
+        return [self.tables[t] for t in logical_ids]
 
-        try:
-            yield self.store
-        except ClientError as exc:
-            error = exc.response.get("Error", {})
-            raise CommandError(
-                f"{self.name} refused the request: {error.get('Code')}: {error.get('Message')}"
-            ) from exc
-        except (BotoCoreError, StoreUnavailableError) as exc:
-            # StoreUnavailableError's own text is generic; botocore's cause says what failed.
-            raise CommandError(f"{self.name} did not answer ({exc.__cause__ or exc}){self.hint}") from exc
+    @contextmanager
+    def reached(self) -> Iterator[Any]:
+        """The client, with AWS failures raised as :class:`CommandError` naming the stack."""
+        with reaching(self.name, self.hint):
+            yield self.client
 
 
 def add_target_arguments(parser: argparse.ArgumentParser) -> None:
@@ -77,46 +128,64 @@ def add_target_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def open_target(args: argparse.Namespace) -> Target:
-    """The target the parsed ``args`` name.
+    """The key store of the stack the parsed ``args`` name.
+
+    Raises:
+        CommandError: no local stack, the deployed stack cannot be described, or it has no key tables.
+    """
+    tables = open_tables(args)
+    keys, principals = tables.table_names(KEYS_TABLE, PRINCIPALS_TABLE)
+    return Target(DynamoDBKeyStore(keys, principals, tables.client), tables.name, tables.hint)
+
+
+def open_tables(args: argparse.Namespace) -> StackTables:
+    """The tables of the stack the parsed ``args`` name.
 
     Raises:
         CommandError: no local stack, or the deployed stack cannot be described.
     """
     if args.local:
-        return local_target(args.project)
-    return deployed_target(args.stack_name, args.region)
+        return local_tables(args.project)
+    return deployed_tables(args.stack_name, args.region)
 
 
-def local_target(project: Path) -> Target:
+def local_tables(project: Path) -> StackTables:
     """The stack ``toolfront dev`` runs for ``project``, from its ``.toolfront/dev.json``.
 
     Raises:
-        CommandError: dev.json is missing, unreadable or lacks the key tables.
+        CommandError: dev.json is missing or unreadable.
     """
     # Deferred: the local stack's modules need the dev extras, which --stack-name must not.
     from toolfront_dev.aws import moto_client
-    from toolfront_dev.stack import DEV_JSON
+    from toolfront_dev.devinfo import DEV_JSON
+    from toolfront_dev.outbox import OUTBOX_NAME
 
     path = project / DEV_JSON
     try:
         info = json.loads(path.read_text(encoding="utf-8"))
-        endpoint, tables = info["moto_endpoint"], info["tables"]
+        endpoint, tables = info["moto_endpoint"], dict(info["tables"])
+        outbox = Path(info.get("outbox") or path.parent / OUTBOX_NAME)
     except FileNotFoundError:
         raise CommandError(
             f"no local stack: run `make dev` first (no {DEV_JSON} in {project.resolve()})"
         ) from None
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise CommandError(f"{path} is unreadable ({exc!r}): restart `make dev` to rewrite it") from exc
-    name = f"the local stack (moto at {endpoint})"
-    store = key_store(tables, moto_client(endpoint, "dynamodb"), where=str(path))
-    return Target(store, name, hint=": is `make dev` still running?")
+    return StackTables(
+        moto_client(endpoint, "dynamodb"),
+        tables,
+        name=f"the local stack (moto at {endpoint})",
+        source=str(path),
+        hint=": is `make dev` still running?",
+        outbox=outbox,
+    )
 
 
-def deployed_target(stack_name: str, region: str | None) -> Target:
-    """A deployed stack, found by name through CloudFormation's outputs.
+def deployed_tables(stack_name: str, region: str | None) -> StackTables:
+    """A deployed stack, its tables found by name through CloudFormation's outputs.
 
     Raises:
-        CommandError: no credentials or region, no such stack, or an output is missing.
+        CommandError: no credentials or region, or no such stack.
     """
     import boto3  # deferred: importing boto3 costs ~200 ms
     from botocore.config import Config
@@ -139,13 +208,12 @@ def deployed_target(stack_name: str, region: str | None) -> Target:
     except BotoCoreError as exc:
         raise CommandError(f"CloudFormation did not answer for {where}: {exc}") from exc
     outputs = {o["OutputKey"]: o["OutputValue"] for o in answer["Stacks"][0].get("Outputs", [])}
-    missing = [o for o in (KEYS_OUTPUT, PRINCIPALS_OUTPUT) if o not in outputs]
-    if missing:
-        raise CommandError(f"{where} has no output {' or '.join(missing)}: is it a toolfront stack?")
-    store = DynamoDBKeyStore(
-        outputs[KEYS_OUTPUT], outputs[PRINCIPALS_OUTPUT], session.client("dynamodb", config=config)
-    )
-    return Target(store, where)
+    tables = {
+        key.removesuffix(_TABLE_OUTPUT_SUFFIX): value
+        for key, value in outputs.items()
+        if key.endswith("Table" + _TABLE_OUTPUT_SUFFIX)
+    }
+    return StackTables(session.client("dynamodb", config=config), tables, where, where, deployed=True)
 
 
 def key_store(tables: Mapping[str, str], client: Any, *, where: str) -> DynamoDBKeyStore:

@@ -42,8 +42,9 @@ class Route:
 class FunctionSpec:
     """An ``AWS::Serverless::Function`` with Globals.Function applied.
 
-    ``environment`` holds the template's raw values: intrinsics such as ``{"Ref": "KeysTable"}`` are
-    left to :class:`~toolfront_dev.intrinsics.Intrinsics`, as their values depend on the running stack.
+    ``environment`` and ``function_name`` (the ``FunctionName`` property, None when unset) hold the
+    template's raw values: intrinsics such as ``{"Ref": "KeysTable"}`` are left to
+    :class:`~toolfront_dev.intrinsics.Intrinsics`, as their values depend on the running stack.
     """
 
     logical_id: str
@@ -54,6 +55,7 @@ class FunctionSpec:
     timeout_seconds: int
     routes: tuple[Route, ...]
     condition: str | None = None
+    function_name: Any = None
 
     @property
     def handler_module(self) -> str:
@@ -214,6 +216,7 @@ def _function(
         timeout_seconds=_integer(props, globals_, "Timeout", DEFAULT_TIMEOUT_SECONDS, logical_id),
         routes=routes,
         condition=condition,
+        function_name=props.get("FunctionName"),
     )
 
 

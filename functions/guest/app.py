@@ -21,9 +21,16 @@ def _table() -> str:
     return os.environ["TOOLFRONT_GUEST_TABLE"]
 
 
-def _key(kind: str, token: str) -> dict[str, Any]:
+def _key(kind: str, token_hash: str) -> dict[str, Any]:
     # Only the token's hash is ever written: the table never holds a usable session token.
-    return {"pk": {"S": f"{kind}#{hash_client_token(token)}"}}
+    return {"pk": {"S": f"{kind}#{token_hash}"}}
+
+
+def _session(ctx: CallContext) -> str:
+    """The caller's session: the client token's hash (an approved call carries only the hash)."""
+    if ctx.client_token_hash is None:
+        raise ToolError("client_token_required", "send the session_token of guest.start_session", 422)
+    return ctx.client_token_hash
 
 
 def _expiry() -> dict[str, str]:
@@ -34,14 +41,16 @@ def start_session(data: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
     token = secrets.token_urlsafe(32)
     client("dynamodb").put_item(
         TableName=_table(),
-        Item={**_key("session", token), "expires_at_epoch": _expiry()},
+        Item={**_key("session", hash_client_token(token)), "expires_at_epoch": _expiry()},
         ConditionExpression="attribute_not_exists(pk)",
     )
     return {"session_token": token}
 
 
-def _require_session(token: str) -> None:
-    found = client("dynamodb").get_item(TableName=_table(), Key=_key("session", token), ConsistentRead=True)
+def _require_session(token_hash: str) -> None:
+    found = client("dynamodb").get_item(
+        TableName=_table(), Key=_key("session", token_hash), ConsistentRead=True
+    )
     if "Item" not in found:
         raise ToolError(
             "unknown_session", "this session token is unknown or expired; start a new session", 404
@@ -49,11 +58,12 @@ def _require_session(token: str) -> None:
 
 
 def subscribe_newsletter(data: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
-    _require_session(data["session_token"])
+    session = _session(ctx)
+    _require_session(session)
     client("dynamodb").put_item(
         TableName=_table(),
         Item={
-            **_key("subscription", data["session_token"]),
+            **_key("subscription", session),
             "email": {"S": data["email"]},
             "status": {"S": "confirmed"},
             "expires_at_epoch": _expiry(),
@@ -64,7 +74,7 @@ def subscribe_newsletter(data: dict[str, Any], ctx: CallContext) -> dict[str, An
 
 def get_subscription(data: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
     found = client("dynamodb").get_item(
-        TableName=_table(), Key=_key("subscription", data["session_token"]), ConsistentRead=True
+        TableName=_table(), Key=_key("subscription", _session(ctx)), ConsistentRead=True
     )
     item = found.get("Item")
     if item is None:

@@ -16,7 +16,9 @@ from typing import Any
 import pytest
 
 from toolfront_dev.cli import main
-from toolfront_dev.stack import DEV_JSON, LocalStack
+from toolfront_dev.devinfo import DEV_JSON
+from toolfront_dev.lambdas import is_patched
+from toolfront_dev.stack import LocalStack
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 
@@ -89,11 +91,10 @@ Toolfront = Callable[..., Outcome]
 
 
 def copy_project(target: Path) -> Path:
-    """template.yaml and functions/ in ``target``, so a run writes its dev.json there, not in the repo."""
+    """template.yaml, functions/ and statemachines/ in ``target``: a run writes its dev.json there."""
     shutil.copy(PROJECT_DIR / "template.yaml", target / "template.yaml")
-    shutil.copytree(
-        PROJECT_DIR / "functions", target / "functions", ignore=shutil.ignore_patterns("__pycache__")
-    )
+    for folder in ("functions", "statemachines"):
+        shutil.copytree(PROJECT_DIR / folder, target / folder, ignore=shutil.ignore_patterns("__pycache__"))
     return target
 
 
@@ -133,8 +134,10 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
         yield local
     finally:
         local.stop()
-    # Stopping gives the process its environment back (AWS_ENDPOINT_URL, table names, MOTO_PORT...).
+    # Stopping gives the process its environment back (AWS_ENDPOINT_URL, table names, MOTO_PORT...),
+    # and moto its own Lambda invoke.
     assert _environment() == environment_before
+    assert not is_patched()
 
 
 @pytest.fixture(scope="package")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 import signal
 import subprocess
 import sys
@@ -12,21 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.dev.conftest import Fetch, free_port
+from tests.dev.conftest import Fetch, copy_project, free_port
 from toolfront_dev.cli import build_parser
 
-PROJECT_DIR = Path(__file__).resolve().parents[2]
 TOOLFRONT = Path(sys.executable).parent / "toolfront"
 START_TIMEOUT_SECONDS = 20
-
-
-def copy_project(target: Path) -> Path:
-    """The template and the functions, so the run writes its dev.json here and not in the repo."""
-    shutil.copy(PROJECT_DIR / "template.yaml", target / "template.yaml")
-    shutil.copytree(
-        PROJECT_DIR / "functions", target / "functions", ignore=shutil.ignore_patterns("__pycache__")
-    )
-    return target
+LINK = "http://127.0.0.1:3000/approvals/a1?code=c0de"
 
 
 def wait_for_health(fetch: Fetch, url: str, process: subprocess.Popen[bytes]) -> int:
@@ -101,6 +91,11 @@ def test_cli_dev_serves_health_then_stops_cleanly_on_signal(
     process = subprocess.Popen(command, stdout=out, stderr=err)
     try:
         assert wait_for_health(fetch, f"http://127.0.0.1:{port}", process) == 200
+        # What the approvals function appends for an approver: the console shows its link.
+        with (project / ".toolfront" / "outbox.jsonl").open("a", encoding="utf-8") as outbox:
+            outbox.write(
+                json.dumps({"approval_id": "a1", "tool": "catalogue.delete_product", "link": LINK}) + "\n"
+            )
         process.send_signal(stop_signal)
         assert process.wait(timeout=10) == 0
     finally:
@@ -113,6 +108,7 @@ def test_cli_dev_serves_health_then_stops_cleanly_on_signal(
     assert f"http://127.0.0.1:{port}" in output
     assert f"http://127.0.0.1:{moto_port}" in output
     assert "toolfront dev: stopped" in output
+    assert f"approval needed: catalogue.delete_product -> {LINK}" in output
     # The access line survives Powertools' filter on names containing "toolfront".
     assert "GET /health -> 200" in (tmp_path / "err.txt").read_text(encoding="utf-8")
     written = json.loads((project / ".toolfront" / "dev.json").read_text(encoding="utf-8"))

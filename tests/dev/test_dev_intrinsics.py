@@ -100,9 +100,23 @@ def test_text_unknown_ref_raises_naming_the_place() -> None:
         intrinsics().text({"Ref": "Missing"}, where="Fn TOOLFRONT_X")
 
 
-def test_text_getatt_raises() -> None:
-    with pytest.raises(TemplateError, match="cannot evaluate Fn::GetAtt"):
+def test_text_getatt_unknown_attribute_raises_naming_it() -> None:
+    with pytest.raises(TemplateError, match=r"x: Fn::GetAtt Queue.Arn names nothing"):
         intrinsics().text({"Fn::GetAtt": ["Queue", "Arn"]}, where="x")
+
+
+def test_text_getatt_both_spellings_and_sub_form_resolve() -> None:
+    evaluate = intrinsics().with_refs({}, {"Fn.Arn": "arn:aws:lambda:us-east-1:123456789012:function:fn"})
+
+    assert evaluate.text({"Fn::GetAtt": ["Fn", "Arn"]}, where="x") == evaluate.text(
+        {"Fn::GetAtt": "Fn.Arn"}, where="x"
+    )
+    assert evaluate.text({"Fn::Sub": "${Fn.Arn}:live"}, where="x").endswith(":function:fn:live")
+
+
+def test_text_sub_unknown_getatt_raises() -> None:
+    with pytest.raises(TemplateError, match=r"Fn::GetAtt Queue.Arn names nothing"):
+        intrinsics().text({"Fn::Sub": "${Queue.Arn}"}, where="x")
 
 
 def test_condition_unknown_name_raises() -> None:

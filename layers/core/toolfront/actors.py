@@ -24,6 +24,7 @@ class Actor:
     permissions: frozenset[str] = field(default_factory=frozenset)
     requires_approval: bool = False
     rate_limit: int | None = None  # units per minute of this key, over the audience default
+    groups: tuple[str, ...] = ()  # Cognito groups (the principals whose permissions it holds)
 
     @property
     def authenticated(self) -> bool:

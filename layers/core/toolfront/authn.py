@@ -102,4 +102,5 @@ class Authenticator:
             principal=verified.sub,
             scopes=verified.scopes,
             permissions=permissions,
+            groups=verified.groups,
         )

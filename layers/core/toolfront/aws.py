@@ -9,6 +9,8 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from toolfront.dryrun import refuse_writes_in_dry_run
+
 _CONFIG_KWARGS: dict[str, Any] = {
     "connect_timeout": 2,
     "read_timeout": 5,
@@ -30,6 +32,7 @@ def client(service: str) -> Any:
             from botocore.config import Config
 
             found = boto3.session.Session().client(service, config=Config(**_CONFIG_KWARGS))
+            found.meta.events.register("before-call", refuse_writes_in_dry_run)
             _clients[service] = found
         return found
 

@@ -8,6 +8,7 @@ from enum import StrEnum
 from typing import Any
 
 from toolfront.actors import Actor
+from toolfront.dryrun import dry_run
 from toolfront.inputs import longest_list
 from toolfront.tools import Audience, CallContext, Tool
 
@@ -41,7 +42,8 @@ def _danger_check_says_yes(tool: Tool, data: dict[str, Any], ctx: CallContext) -
     check = tool.danger
     assert callable(check)
     try:
-        return bool(check(data, replace(ctx, dry_run=True)))
+        with dry_run():
+            return bool(check(data, replace(ctx, dry_run=True)))
     except Exception:
         # A check that fails cannot vouch for the call: hold it for a person (fail closed).
         logger.exception("danger check of %s failed; the call is held for confirmation", tool.name)

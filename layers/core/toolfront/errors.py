@@ -9,11 +9,15 @@ ToolfrontError
 └── CallRefusedError                 the call pipeline refuses a call
     ├── CredentialInUrlError         400 credential_in_url
     ├── InvalidJsonError             400 invalid_json
+    ├── InvalidDecisionError         400 invalid_decision
     ├── UnauthenticatedError         401 unauthenticated
     ├── MissingScopeError            403 missing_scope
     ├── MissingPermissionError       403 missing_permission
+    ├── InvalidConfirmationError     403 invalid_confirmation (wrong code or client token)
     ├── UnknownToolError             404 unknown_tool
+    ├── NotFoundError                404 not_found (an approval: unknown or another requester's)
     ├── IdempotencyInProgressError   409 idempotency_in_progress (Retry-After)
+    ├── ApprovalClosedError          409 approval_closed (decided, cancelled or expired)
     ├── PayloadTooLargeError         413 payload_too_large
     ├── UnsupportedMediaTypeError    415 unsupported_media_type
     ├── TooManyItemsError            422 too_many_items
@@ -108,6 +112,10 @@ class InvalidJsonError(CallRefusedError):
     code, http_status = "invalid_json", 400
 
 
+class InvalidDecisionError(CallRefusedError):
+    code, http_status = "invalid_decision", 400
+
+
 class UnauthenticatedError(CallRefusedError):
     code, http_status = "unauthenticated", 401
 
@@ -118,6 +126,18 @@ class MissingScopeError(CallRefusedError):
 
 class MissingPermissionError(CallRefusedError):
     code, http_status = "missing_permission", 403
+
+
+class InvalidConfirmationError(CallRefusedError):
+    code, http_status = "invalid_confirmation", 403
+
+
+class NotFoundError(CallRefusedError):
+    code, http_status = "not_found", 404
+
+
+class ApprovalClosedError(CallRefusedError):
+    code, http_status = "approval_closed", 409
 
 
 class UnknownToolError(CallRefusedError):

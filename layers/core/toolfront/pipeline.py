@@ -22,7 +22,7 @@ from toolfront.access import authorize
 from toolfront.actors import Actor, ActorKind
 from toolfront.admission import Admission
 from toolfront.authn import presented_credential
-from toolfront.confirmation import confirmation_reason
+from toolfront.confirmation import ConfirmationReason, confirmation_reason
 from toolfront.credentials import (
     carries_credential,
     hash_client_token,
@@ -43,6 +43,7 @@ from toolfront.errors import (
     UnauthenticatedError,
     UnknownToolError,
 )
+from toolfront.holding import ApprovalDesk
 from toolfront.idempotency import Claim, fingerprint, requested_key, without_control_fields
 from toolfront.inputs import longest_list, parse_body
 from toolfront.logs import log_call
@@ -70,6 +71,8 @@ class Call:
     arguments: dict[str, Any] | None = None
     source_ip: str = ""
     entry: str = "rest"
+    function: str = ""  # the serving function's ARN: the workflow runs an approved call there
+    base_url: str = ""  # where approvers' links point (the API's own address)
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +99,7 @@ class _Progress:
     actor: Actor | None = None
     headers: dict[str, str] = field(default_factory=dict)
     secrets: list[str] = field(default_factory=list)
+    client_token_hash: str | None = None
 
 
 class CallPipeline:
@@ -107,9 +111,11 @@ class CallPipeline:
         authenticate: Callable[[Mapping[str, str], str], Actor],
         admission: Admission,
         *,
+        desk: ApprovalDesk | None = None,
         batch_confirm_items: int = 100,
         lease_seconds: int = 60,
     ) -> None:
+        self._desk = desk
         self._registry = registry
         self._authenticate = authenticate
         self._admission = admission
@@ -137,7 +143,9 @@ class CallPipeline:
         if tool is None:
             raise UnknownToolError(f"there is no tool {call.tool_name!r}", details={"tool": call.tool_name})
         credential = _safe_credential(call.headers)
-        progress.secrets.extend(s for s in (credential, _client_token(tool, arguments)) if s)
+        token = _client_token(tool, arguments)
+        progress.secrets.extend(s for s in (credential, token) if s)
+        progress.client_token_hash = hash_client_token(token) if token else None
         actor = progress.actor = self._actor(call, tool, arguments)
         authorize(audience=str(tool.audience), scope=tool.scope, permission=tool.permission, actor=actor)
         claim, refusal = self._prepare(call, tool, actor, arguments)
@@ -195,17 +203,16 @@ class CallPipeline:
         claim: Claim | None,
         progress: _Progress,
     ) -> CallResult:
-        ctx = CallContext(request_id=call.request_id, tool=tool.name, actor=actor)
+        token_hash = progress.client_token_hash
+        ctx = CallContext(
+            request_id=call.request_id, tool=tool.name, actor=actor, client_token_hash=token_hash
+        )
         reason = confirmation_reason(
             tool, arguments, actor, ctx, batch_confirm_items=self._batch_confirm_items
         )
         try:
             if reason is not None:
-                raise ConfirmationUnavailableError(
-                    "this call needs a person's confirmation, which this deployment cannot collect yet; "
-                    "nothing was changed",
-                    details={"reason": str(reason)},
-                )
+                return self._hold(call, tool, actor, arguments, reason, claim, progress)
             data = _run_handler(tool, arguments, ctx)
         except ToolError as exc:
             refused = _scrubbed(exc, tool, progress.secrets)
@@ -217,6 +224,39 @@ class CallPipeline:
                 self._admission.release(claim)
             raise
         return self._answer(call, tool, actor, data, claim, progress)
+
+    def _hold(
+        self,
+        call: Call,
+        tool: Tool,
+        actor: Actor,
+        arguments: dict[str, Any],
+        reason: ConfirmationReason,
+        claim: Claim | None,
+        progress: _Progress,
+    ) -> CallResult:
+        """202: the call waits for a person; the answer is stored for retries like any other."""
+        if self._desk is None:
+            raise ConfirmationUnavailableError(
+                "this call needs a person's confirmation, which this deployment cannot collect; "
+                "nothing was changed",
+                details={"reason": str(reason)},
+            )
+        data = self._desk.hold(
+            tool=tool,
+            arguments=arguments,
+            actor=actor,
+            reason=reason,
+            request_id=call.request_id,
+            function=call.function,
+            base_url=call.base_url,
+            fields=credential_fields(tool),
+            client_token_hash=progress.client_token_hash,
+        )
+        body = success_body(data, call.request_id)
+        if claim is not None:
+            self._admission.complete(claim, 202, body)
+        return CallResult(202, data=data, actor=actor, headers=progress.headers, body=body)
 
     def _answer(
         self,
@@ -234,7 +274,7 @@ class CallPipeline:
                 self._admission.release(claim)
             raise
         # The JSON text is searched first (fast, in C); the walks run only when it could matter.
-        fields = _credential_fields(tool)
+        fields = credential_fields(tool)
         if mentions_secret_field(body, fields) and carries_credential(data, fields):
             if claim is not None:  # handed out once, never written anywhere
                 self._admission.release(claim)
@@ -259,7 +299,7 @@ def _client_token(tool: Tool, arguments: Mapping[str, Any]) -> str | None:
     return token if isinstance(token, str) and token else None
 
 
-def _credential_fields(tool: Tool) -> tuple[str, ...]:
+def credential_fields(tool: Tool) -> tuple[str, ...]:
     return (*tool.credentials, *((tool.client_token,) if tool.client_token else ()))
 
 
@@ -292,7 +332,7 @@ def _check_input(tool: Tool, arguments: dict[str, Any]) -> None:
 
 def _scrubbed(error: ToolError, tool: Tool, secrets: list[str]) -> ToolError:
     """A handler's refusal without the call's secrets in its message or details."""
-    fields = _credential_fields(tool)
+    fields = credential_fields(tool)
     message = redact(error.message, secrets=secrets)
     details = redact(error.details, fields=fields, secrets=secrets)
     if message == error.message and details == error.details:

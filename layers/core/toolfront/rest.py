@@ -89,7 +89,15 @@ def tool_name_of(raw_path: str) -> str | None:
     return f"{parts[0]}.{parts[1]}" if len(parts) == 2 and all(parts) else None
 
 
-def call_of(event: Event, tool_name: str, request_id: str) -> Call:
+def base_url_of(event: Event) -> str:
+    """The API's own address as the caller reached it (where approval links point)."""
+    headers = headers_of(event)
+    host = headers.get("host") or event.get("requestContext", {}).get("domainName", "")
+    scheme = headers.get("x-forwarded-proto", "https").split(",")[0].strip()
+    return f"{scheme}://{host}" if host else ""
+
+
+def call_of(event: Event, tool_name: str, request_id: str, context: Any = None) -> Call:
     headers = headers_of(event)
     return Call(
         tool_name=tool_name,
@@ -100,6 +108,8 @@ def call_of(event: Event, tool_name: str, request_id: str) -> Call:
         content_type=headers.get("content-type"),
         source_ip=source_ip_of(event),
         entry="rest",
+        function=str(getattr(context, "invoked_function_arn", "") or ""),
+        base_url=base_url_of(event),
     )
 
 
@@ -110,6 +120,10 @@ class RestAdapter:
         self._pipeline_factory = pipeline
         self._pipeline: CallPipeline | None = None
 
+    def forget_pipeline(self) -> None:
+        """Build the pipeline again on the next call (after the settings changed)."""
+        self._pipeline = None
+
     def handle(self, event: Event, context: Any = None) -> Response:
         request_id = request_id_of(event)
         tool_name = tool_name_of(str(event.get("rawPath", "")))
@@ -119,7 +133,7 @@ class RestAdapter:
             )
         if self._pipeline is None:  # built on the first call, never at import (no AWS at init)
             self._pipeline = self._pipeline_factory()
-        return result_response(self._pipeline.run(call_of(event, tool_name, request_id)), request_id)
+        return result_response(self._pipeline.run(call_of(event, tool_name, request_id, context)), request_id)
 
 
 def _body_bytes(event: Event) -> bytes | None:

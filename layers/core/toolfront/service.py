@@ -1,33 +1,48 @@
 """Wiring: the objects a function needs, built from the settings once per process, on first use.
 
-``family_handler(module)`` is what a family's ``app.py`` exports as its ``lambda_handler``.
+``family_handler(FAMILY, api_tools)`` is what a family's ``app.py`` exports as its ``lambda_handler``:
+it serves the family's REST route and runs the approval workflow's ``execute`` task.
 """
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from functools import cache
 from types import SimpleNamespace
 from typing import Any
 
 from toolfront.admission import Admission
+from toolfront.approvals import ApprovalStore
 from toolfront.authn import Authenticator
 from toolfront.cognito import CognitoVerifier
+from toolfront.decisions import Decisions
+from toolfront.errors import ConfigurationError
+from toolfront.execution import ApprovedCallRunner
+from toolfront.holding import ApprovalDesk
 from toolfront.keystore import DynamoDBKeyStore
 from toolfront.pipeline import CallPipeline
 from toolfront.registry import Registry
 from toolfront.rest import Event, Response, RestAdapter
 from toolfront.settings import current
 from toolfront.tools import Tool
+from toolfront.workflow import Workflow
+
+TASK_FIELD = "toolfront_task"  # marks a Step Functions task event (DESIGN: statemachines/approval.asl.json)
+
+
+@cache
+def key_store() -> DynamoDBKeyStore:
+    settings = current()
+    return DynamoDBKeyStore(settings.keys_table, settings.principals_table)
 
 
 @cache
 def authenticator() -> Authenticator:
     """The process's authenticator (its key-owner memory lives as long as the process)."""
     settings = current()
-    store = DynamoDBKeyStore(settings.keys_table, settings.principals_table)
     cognito = CognitoVerifier(settings.cognito) if settings.cognito else None
-    return Authenticator(store, cognito)
+    return Authenticator(key_store(), cognito)
 
 
 @cache
@@ -37,28 +52,85 @@ def admission() -> Admission:
     return Admission(settings.rate_limits_table, settings.idempotency_table, settings.limits)
 
 
+@cache
+def approval_store() -> ApprovalStore | None:
+    approvals = current().approvals
+    return ApprovalStore(approvals.table) if approvals else None
+
+
+@cache
+def workflow() -> Workflow | None:
+    approvals = current().approvals
+    return Workflow(approvals.state_machine_arn) if approvals else None
+
+
+def decisions() -> Decisions:
+    store, flow = approval_store(), workflow()
+    if store is None or flow is None:
+        raise ConfigurationError("TOOLFRONT_APPROVAL_STATE_MACHINE_ARN is not set: no approvals here")
+    return Decisions(store, flow)
+
+
+def approval_desk() -> ApprovalDesk | None:
+    approvals, store, flow = current().approvals, approval_store(), workflow()
+    if approvals is None or store is None or flow is None:
+        return None
+    return ApprovalDesk(store, flow, approvals.lifetime_seconds)
+
+
 def pipeline_for(registry: Registry) -> CallPipeline:
     settings = current()
     return CallPipeline(
         registry,
         authenticator().authenticate,
         admission(),
+        desk=approval_desk(),
         batch_confirm_items=settings.batch_confirm_items,
         lease_seconds=settings.idempotency_lease_seconds,
     )
 
 
+def reset() -> None:
+    """Forget every process-wide object (tests, and the local stack when its endpoints change)."""
+    current.cache_clear()
+    for built in (key_store, authenticator, admission, approval_store, workflow):
+        built.cache_clear()
+    for handler in list(_HANDLERS):
+        handler.forget_pipeline()
+
+
+_HANDLERS: weakref.WeakSet[FamilyHandler] = weakref.WeakSet()
+
+
 class FamilyHandler:
-    """A family function's ``lambda_handler``: the family's tools behind the REST adapter."""
+    """A family function's ``lambda_handler``: the REST route, and the workflow's ``execute`` task."""
 
-    def __init__(self, family: str, api_tools: Callable[[], list[Tool]]) -> None:
-        self.registry = Registry.from_modules([SimpleNamespace(FAMILY=family, api_tools=api_tools)])
+    def __init__(self, family: str, api_tools: Callable[[], list[Tool]], *, core: bool = False) -> None:
+        if core:  # the gateway: core's own system.* tools
+            self.registry = Registry.from_modules([], core_tools=api_tools())
+        else:
+            self.registry = Registry.from_modules([SimpleNamespace(FAMILY=family, api_tools=api_tools)])
         self._adapter = RestAdapter(lambda: pipeline_for(self.registry))
+        _HANDLERS.add(self)
 
-    def __call__(self, event: Event, context: Any = None) -> Response:
+    def forget_pipeline(self) -> None:
+        self._adapter.forget_pipeline()
+
+    def __call__(self, event: Event, context: Any = None) -> Any:
+        if event.get(TASK_FIELD) == "execute":
+            return self.run_approved(str(event["approval_id"]))
         return self._adapter.handle(event, context)
 
+    def run_approved(self, approval_id: str) -> dict[str, Any]:
+        store = approval_store()
+        if store is None:
+            raise RuntimeError("TOOLFRONT_APPROVAL_STATE_MACHINE_ARN is not set: no approvals here")
+        return ApprovedCallRunner(self.registry, store, key_store()).run(approval_id)
 
-def family_handler(family: str, api_tools: Callable[[], list[Tool]]) -> FamilyHandler:
+
+def family_handler(family: str, api_tools: Callable[[], list[Tool]], *, core: bool = False) -> FamilyHandler:
     """The ``lambda_handler`` of a family: ``lambda_handler = family_handler(FAMILY, api_tools)``."""
-    return FamilyHandler(family, api_tools)
+    return FamilyHandler(family, api_tools, core=core)
+
+
+__all__ = ["FamilyHandler", "Response", "family_handler", "pipeline_for", "reset"]

@@ -25,6 +25,17 @@ class CognitoSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class ApprovalSettings:
+    """Where held calls wait: the approvals table, the workflow, and how approvers hear of them."""
+
+    table: str
+    state_machine_arn: str
+    lifetime_seconds: int = 86400
+    topic_arn: str | None = None  # SNS topic of the approvers (AWS)
+    outbox_path: str | None = None  # local stack: one JSON line per approval link
+
+
+@dataclass(frozen=True, slots=True)
 class Settings:
     keys_table: str
     principals_table: str
@@ -34,6 +45,7 @@ class Settings:
     batch_confirm_items: int = 100
     limits: RateLimits = field(default_factory=RateLimits)
     idempotency_lease_seconds: int = 60
+    approvals: ApprovalSettings | None = None  # None: held calls answer 501 (no workflow deployed)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -52,6 +64,7 @@ class Settings:
                 fail_open=_boolean(env, "TOOLFRONT_RATE_LIMIT_FAIL_OPEN", False),
             ),
             idempotency_lease_seconds=_integer(env, "TOOLFRONT_IDEMPOTENCY_LEASE_SECONDS", 60, low=1),
+            approvals=_approvals(env),
         )
 
 
@@ -90,6 +103,19 @@ def _boolean(env: Mapping[str, str], name: str, default: bool) -> bool:
     if raw in ("false", "0", "no"):
         return False
     raise ConfigurationError(f"environment variable {name} must be true or false, got {raw!r}")
+
+
+def _approvals(env: Mapping[str, str]) -> ApprovalSettings | None:
+    machine = env.get("TOOLFRONT_APPROVAL_STATE_MACHINE_ARN", "").strip()
+    if not machine:
+        return None
+    return ApprovalSettings(
+        table=_required(env, "TOOLFRONT_APPROVALS_TABLE"),
+        state_machine_arn=machine,
+        lifetime_seconds=_integer(env, "TOOLFRONT_APPROVAL_LIFETIME_SECONDS", 86400, low=1),
+        topic_arn=env.get("TOOLFRONT_APPROVER_TOPIC_ARN", "").strip() or None,
+        outbox_path=env.get("TOOLFRONT_OUTBOX_PATH", "").strip() or None,
+    )
 
 
 def _cognito(env: Mapping[str, str]) -> CognitoSettings | None:

@@ -68,6 +68,7 @@ class CallContext:
     tool: str
     actor: Actor | None = None
     dry_run: bool = False
+    client_token_hash: str | None = None  # the caller's client token, hashed (public tools)
 
 
 Handler = Callable[[dict[str, Any], CallContext], dict[str, Any]]

@@ -1,0 +1,170 @@
+"""The approvals function: the approver's confirmation page (GET shows, POST decides once) and the
+approval workflow's own tasks (park the task token and notify, expire, fail)."""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+from dataclasses import replace
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import parse_qs
+
+from pages import PAGE_HEADERS, ApprovalView, approval_page, decided_page, problem_page, status_page
+
+from toolfront import dynamodb
+from toolfront.approvals import Approval, ApprovalStatus, ApprovalStore, hash_code, new_code
+from toolfront.credentials import refuse_credentials_in_url
+from toolfront.decisions import Decisions
+from toolfront.errors import CallRefusedError
+from toolfront.execution import FAILED_WITHOUT_DETAIL
+from toolfront.manifest import load_manifest
+from toolfront.notify import notify_approvers
+from toolfront.rest import headers_of, request_id_of
+from toolfront.settings import ApprovalSettings, current
+from toolfront.workflow import Workflow
+
+logger = logging.getLogger("toolfront.approvals")
+TASK_FIELD = "toolfront_task"
+PROBLEM_TITLES = {
+    400: "Choose approve or reject",
+    403: "This link is not valid",
+    404: "No such approval",
+    409: "This approval is closed",
+}
+
+
+def _settings() -> ApprovalSettings:
+    approvals = current().approvals
+    if approvals is None:
+        raise RuntimeError("TOOLFRONT_APPROVAL_STATE_MACHINE_ARN is not set")
+    return approvals
+
+
+def _store() -> ApprovalStore:
+    return ApprovalStore(_settings().table)
+
+
+def _decisions() -> Decisions:
+    return Decisions(_store(), Workflow(_settings().state_machine_arn))
+
+
+def _tool_info(tool: str) -> dict[str, Any]:
+    return next(
+        (t for t in load_manifest()["tools"] if t["name"] == tool), {"title": tool, "description": ""}
+    )
+
+
+def _view(approval: Approval) -> ApprovalView:
+    info = _tool_info(approval.tool)
+    return ApprovalView(
+        approval_id=approval.approval_id,
+        tool=approval.tool,
+        title=info["title"],
+        description=info["description"],
+        requester=approval.requester.describe(),
+        reason=approval.reason,
+        input_json=json.dumps(approval.input, indent=2, ensure_ascii=False, sort_keys=True),
+        created_at=approval.created_at.isoformat(),
+        expires_at=approval.expires_at.isoformat(),
+        status=str(approval.status),
+    )
+
+
+def _page(status: int, html: str, request_id: str) -> dict[str, Any]:
+    return {"statusCode": status, "headers": {**PAGE_HEADERS, "x-request-id": request_id}, "body": html}
+
+
+def _problem(error: CallRefusedError, request_id: str) -> dict[str, Any]:
+    title = PROBLEM_TITLES.get(error.http_status, "Something went wrong")
+    return _page(error.http_status, problem_page(error.http_status, title, error.message), request_id)
+
+
+def show(event: dict[str, Any], request_id: str) -> dict[str, Any]:
+    """GET: the page for a valid code; changes nothing (link scanners fetch it too)."""
+    query = event.get("queryStringParameters") or {}
+    try:
+        refuse_credentials_in_url(query, allowed=frozenset({"code"}))
+        approval = _decisions().check_code(_approval_id(event), query.get("code", ""))
+    except CallRefusedError as refused:
+        return _problem(refused, request_id)
+    view = _view(approval)
+    if approval.status is ApprovalStatus.PENDING:
+        if not approval.expired_at(datetime.now(UTC)):
+            return _page(200, approval_page(view, query["code"]), request_id)
+        view = replace(view, status=str(ApprovalStatus.EXPIRED))  # the workflow has not closed it yet
+    return _page(200, status_page(view), request_id)
+
+
+def decide(event: dict[str, Any], request_id: str) -> dict[str, Any]:
+    """POST: decide once, with the code of the link."""
+    form = _form(event)
+    try:
+        refuse_credentials_in_url(event.get("queryStringParameters") or {}, allowed=frozenset({"code"}))
+        decided = _decisions().decide(
+            _approval_id(event), form.get("code", ""), form.get("decision", ""), by="approval link"
+        )
+    except CallRefusedError as refused:
+        return _problem(refused, request_id)
+    return _page(200, decided_page(_view(decided), form["decision"]), request_id)
+
+
+def park(event: dict[str, Any]) -> dict[str, Any]:
+    """Workflow task: keep the task token with the approval, then send the approvers the link."""
+    settings = _settings()
+    code = new_code()
+    try:
+        approval = _store().park(event["approval_id"], event["task_token"], hash_code(code))
+    except dynamodb.ConditionFailedError:  # cancelled (or gone) before the workflow got here
+        Workflow(settings.state_machine_arn).release(event["task_token"])
+        return {"parked": False}
+    notify_approvers(settings, approval, code, _tool_info(approval.tool)["title"])
+    return {"parked": True}
+
+
+def close(event: dict[str, Any], status: ApprovalStatus) -> dict[str, Any]:
+    """Workflow task: the wait timed out (expired) or the workflow failed (failed, without detail)."""
+    fields: dict[str, Any] = {"error": FAILED_WITHOUT_DETAIL} if status is ApprovalStatus.FAILED else {}
+    try:
+        _store().transition(event["approval_id"], status, datetime.now(UTC), **fields)
+    except dynamodb.ConditionFailedError:
+        return {"closed": False}  # already decided or cancelled: that status stands
+    return {"closed": True}
+
+
+TASKS = {
+    "park": park,
+    "expire": lambda event: close(event, ApprovalStatus.EXPIRED),
+    "fail": lambda event: close(event, ApprovalStatus.FAILED),
+}
+ROUTES = {"GET /approvals/{id}": show, "POST /approvals/{id}": decide}
+
+
+def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    """Workflow tasks (``toolfront_task``) and the HTTP API routes of the confirmation page."""
+    task = event.get(TASK_FIELD)
+    if task is not None:
+        return TASKS[str(task)](event)
+    request_id = request_id_of(event)
+    route = ROUTES.get(str(event.get("routeKey", "")))
+    if route is None:
+        return _page(404, problem_page(404, "Not found", "There is nothing here."), request_id)
+    return route(event, request_id)
+
+
+def _approval_id(event: dict[str, Any]) -> str:
+    return str((event.get("pathParameters") or {}).get("id", ""))
+
+
+def _form(event: dict[str, Any]) -> dict[str, str]:
+    body = event.get("body") or ""
+    if event.get("isBase64Encoded"):
+        body = base64.b64decode(body).decode("utf-8", "replace")
+    if "application/json" in headers_of(event).get("content-type", ""):
+        try:
+            parsed = json.loads(body)
+        except ValueError:
+            return {}
+        return {k: str(v) for k, v in parsed.items()} if isinstance(parsed, dict) else {}
+    return {k: v[0] for k, v in parse_qs(str(body)).items()}

@@ -1,0 +1,155 @@
+"""Core's own ``system.*`` tools: who am I, what may I call, and my held calls (read, cancel, confirm).
+
+They skip the scope and permission checks (a module's ``system.*`` tools are ignored for that
+reason) and are served by the gateway function.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from toolfront.access import may_call
+from toolfront.actors import Actor, ActorKind
+from toolfront.approvals import Approval
+from toolfront.errors import NotFoundError, UnauthenticatedError
+from toolfront.manifest import LISTED_FIELDS, load_manifest
+from toolfront.tools import CallContext, Tool
+
+_APPROVAL_ID = {"type": "string", "minLength": 1, "maxLength": 100, "description": "From the 202 answer."}
+_SESSION = {
+    "type": "string",
+    "minLength": 20,
+    "maxLength": 200,
+    "description": "The session of a guest call.",
+}
+
+
+def get_actor(data: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
+    assert ctx.actor is not None
+    return {"actor": ctx.actor.describe()}
+
+
+def list_tools(data: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
+    actor = ctx.actor or Actor(ActorKind.ANONYMOUS, "")
+    tools = [
+        {name: tool[name] for name in LISTED_FIELDS}
+        for tool in [*load_manifest()["tools"], *SYSTEM_MANIFEST]
+        if may_call(
+            audience=tool["audience"], scope=tool["scope"], permission=tool["permission"], actor=actor
+        )
+    ]
+    return {"tools": sorted(tools, key=lambda t: t["name"])}
+
+
+def _own_approval(data: dict[str, Any], ctx: CallContext) -> Approval:
+    """The caller's approval: a key of the same principal, the same Cognito sub, or the same client token."""
+    from toolfront import service  # deferred: service imports the pipeline, which imports registries
+
+    store = service.approval_store()
+    actor = ctx.actor
+    approval = store.get(data["approval_id"]) if store else None
+    if actor is not None and actor.kind is ActorKind.ANONYMOUS and ctx.client_token_hash:
+        actor = Actor(ActorKind.CLIENT, ctx.client_token_hash)
+    if approval is None or actor is None or not approval.requester.same_as(actor):
+        if actor is None or actor.kind is ActorKind.ANONYMOUS:
+            raise UnauthenticatedError("send the key of the call, or its session_token, to read an approval")
+        raise NotFoundError("there is no such approval")  # another requester's: existence not revealed
+    return approval
+
+
+def get_approval(data: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
+    return _own_approval(data, ctx).describe()
+
+
+def cancel_approval(data: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
+    from toolfront import service
+
+    approval = _own_approval(data, ctx)
+    return service.decisions().cancel(approval).describe()
+
+
+def confirm_call(data: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
+    from toolfront import service
+
+    decided = service.decisions().decide(
+        data["approval_id"], data["code"], "approve", by="client", client_token_hash=ctx.client_token_hash
+    )
+    return decided.describe()
+
+
+def system_tools() -> list[Tool]:
+    by_id = {"approval_id": _APPROVAL_ID}
+    optional_session = {
+        "type": "object",
+        "properties": {**by_id, "session_token": _SESSION},
+        "required": ["approval_id"],
+        "additionalProperties": False,
+    }
+    return [
+        Tool.new(
+            name="system.get_actor",
+            audience="admin",
+            handler=get_actor,
+            title="Who am I",
+            description="Answers the caller as toolfront sees it: kind, id, principal, scopes, permissions. "
+            "Needs any valid key or access token. Read-only.",
+            annotations={"read_only": True, "idempotent": True},
+        ),
+        Tool.new(
+            name="system.list_tools",
+            audience="public",
+            handler=list_tools,
+            title="List the tools I may call",
+            description="Lists the tools this caller may call right now (scope and permission held). "
+            "Read-only.",
+            annotations={"read_only": True, "idempotent": True},
+        ),
+        Tool.new(
+            name="system.get_approval",
+            audience="public",
+            handler=get_approval,
+            title="Get a held call",
+            description="Answers a held call's approval: status (pending, approved, rejected, expired, "
+            "succeeded, failed, cancelled), and once run its result or error. Poll it after a "
+            "pending_approval answer. Send the key of the call, or for a guest call its session_token. "
+            "Read-only.",
+            input_schema=optional_session,
+            client_token="session_token",
+            annotations={"read_only": True, "idempotent": True},
+        ),
+        Tool.new(
+            name="system.cancel_approval",
+            audience="public",
+            handler=cancel_approval,
+            title="Cancel a held call",
+            description="Withdraws a call that still waits for confirmation; it will never run. Send the "
+            "key of the call, or for a guest call its session_token.",
+            input_schema=optional_session,
+            client_token="session_token",
+            replay=False,
+        ),
+        Tool.new(
+            name="system.confirm_call",
+            audience="public",
+            handler=confirm_call,
+            title="Confirm a guest call",
+            description="Confirms a held guest call with the code its owner received (e.g. a newsletter "
+            "double opt-in), from the same session that made the call. A wrong code or session is "
+            "invalid_confirmation.",
+            input_schema={
+                "type": "object",
+                "properties": {
+                    **by_id,
+                    "code": {"type": "string", "maxLength": 200},
+                    "session_token": _SESSION,
+                },
+                "required": ["approval_id", "code", "session_token"],
+                "additionalProperties": False,
+            },
+            client_token="session_token",
+            replay=False,
+        ),
+    ]
+
+
+SYSTEM_MANIFEST = [dict(tool.describe(), module="core") for tool in system_tools()]
