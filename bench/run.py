@@ -1,7 +1,7 @@
 """Run every bench, print one table and write ``bench/results/latest.json``.
 
 Usage: ``.venv/bin/python bench/run.py [--quick] [--only NAME] [--out PATH] [--strict]``, NAME one of
-validation, registry, rest, requests.
+validation, registry, rest, requests, approvals.
 (``make bench`` runs the full set). ``--quick`` is a smoke run with small n (about 12 s); the full
 run takes about two minutes. ``--strict`` exits 1 when a row misses its target.
 """
@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import bench_approvals
 import bench_registry
 import bench_requests
 import bench_rest
@@ -31,6 +32,7 @@ BENCHES = {
     "registry": bench_registry.run,
     "rest": bench_rest.run,
     "requests": bench_requests.run,
+    "approvals": bench_approvals.run,
 }
 #: Canary spread (max / min over the run) above which part of the run was likely contended.
 CONTENDED_SPREAD = 1.3

@@ -10,7 +10,7 @@ import threading
 from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from toolfront_dev.aws import (
     REGION,
@@ -151,6 +151,12 @@ class LocalStack:
         if self._api is None:
             raise StackError("the local stack is not running")
         return self._api.routes
+
+    def handler(self, function_id: str) -> Any:
+        """The very handler object the stack calls for a function (tests and benches instrument it)."""
+        if self._api is None:
+            raise StackError("the local stack is not running")
+        return self._api.loader.handler(function_id)
 
     def start(self) -> LocalStack:
         """Start moto, create the tables, set the environment, serve the API and write dev.json.

@@ -305,3 +305,25 @@ def _record(stack: LocalStack, approval_id: str) -> dict[str, Any]:
         TableName=stack.table_names["ApprovalsTable"], Key={"approval_id": {"S": approval_id}}
     )
     return {k: next(iter(v.values())) for k, v in item["Item"].items()}
+
+
+def test_a_crash_while_running_fails_the_approval_without_detail(
+    api: Api, stack: LocalStack, key: str, sku: str
+) -> None:
+    tool = stack.handler("CatalogueFunction").registry["catalogue.delete_product"]
+    original = tool.handler
+
+    def crash(data: dict[str, Any], ctx: Any) -> dict[str, Any]:
+        raise RuntimeError("table toolfront-prod-ProductsTable is on fire")
+
+    object.__setattr__(tool, "handler", crash)  # a frozen Tool: swapped for this test only
+    try:
+        approval_id = hold_delete(api, key, sku)
+        path, code = link_of(stack, approval_id)
+        assert post(api, path, code=code, decision="approve").status == 200
+        final = settled(api, approval_id, key)
+    finally:
+        object.__setattr__(tool, "handler", original)
+    assert final["status"] == "failed"
+    assert final["error"]["code"] == "internal_error"
+    assert "fire" not in json.dumps(final) and "ProductsTable" not in json.dumps(final)
