@@ -6,6 +6,8 @@ SAM_VENV := .venv-sam
 SAM := $(SAM_VENV)/bin/sam
 SAM_CLI_VERSION := 1.170.0
 STAMP := $(VENV)/.installed
+# The TypeScript MCP SDK client the tests drive /mcp with (node from the machine, packages from npm).
+NODE_STAMP := tests/mcp_ts/node_modules/.installed
 SAM_STAMP := $(SAM_VENV)/.installed
 # No AWS account is needed for anything here; keep SAM and boto3 from probing for one.
 export SAM_CLI_TELEMETRY := 0
@@ -13,12 +15,16 @@ export AWS_EC2_METADATA_DISABLED := true
 
 .PHONY: install dev test lint typecheck template-check unit bench clean browser
 
-install: $(STAMP)
+install: $(STAMP) $(NODE_STAMP)
 
 $(STAMP): pyproject.toml layers/core/requirements.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $@
+
+$(NODE_STAMP): tests/mcp_ts/package.json tests/mcp_ts/package-lock.json
+	cd tests/mcp_ts && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
 # SAM CLI pins its own boto3, pydantic and click, so it lives in a venv of its own.

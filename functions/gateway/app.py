@@ -3,14 +3,18 @@
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 from toolfront.actors import Actor
+from toolfront.dispatch import ToolRouter
 from toolfront.errors import CallRefusedError, NotFoundError, UnknownToolError
-from toolfront.rest import error_response, headers_of, json_response, request_id_of, source_ip_of
+from toolfront.mcp import McpEndpoint
+from toolfront.mcp_shapes import ToolCatalog
+from toolfront.rest import base_url_of, error_response, headers_of, json_response, request_id_of, source_ip_of
 from toolfront.service import approval_store, authenticator, family_handler
+from toolfront.system_tools import all_tools, system_tools
 from toolfront.system_tools import list_tools as callable_tools
-from toolfront.system_tools import system_tools
 from toolfront.tools import CallContext
 
 system = family_handler("core", system_tools, core=True)
@@ -56,10 +60,48 @@ def _unauthenticated() -> CallRefusedError:
     return UnauthenticatedError("send the key of the call (Authorization: Bearer ...)")
 
 
+def openapi(event: dict[str, Any], request_id: str) -> dict[str, Any]:
+    """``GET /v1/openapi.json``: the OpenAPI 3.1 document of every tool."""
+    from toolfront.openapi import openapi_document  # deferred: only these two routes need it
+
+    document = openapi_document(all_tools(), server_url=base_url_of(event) or None)
+    return json_response(200, document, request_id)
+
+
+def docs(event: dict[str, Any], request_id: str) -> dict[str, Any]:
+    """``GET /v1/docs``: the API for people, one self-contained page."""
+    from toolfront.docs import docs_page
+    from toolfront.openapi import openapi_document
+
+    page = docs_page(openapi_document(all_tools(), server_url=base_url_of(event) or None))
+    return {
+        "statusCode": 200,
+        "headers": {"content-type": "text/html; charset=utf-8", "x-request-id": request_id},
+        "body": page,
+    }
+
+
+@cache
+def mcp_endpoint() -> McpEndpoint:
+    """Built on first use: the tool entries are encoded once per cold start."""
+    catalog = ToolCatalog(all_tools())
+    return McpEndpoint(catalog, ToolRouter(catalog, system.run), authenticator().authenticate)
+
+
+def mcp(event: dict[str, Any], request_id: str) -> dict[str, Any]:
+    """``POST /mcp`` (``GET``/``DELETE`` answer 405): MCP for every tool."""
+    return mcp_endpoint().handle(event)
+
+
 ROUTES = {
+    "POST /mcp": mcp,
+    "GET /mcp": mcp,
+    "DELETE /mcp": mcp,
     "GET /health": health,
     "GET /v1/tools": list_tools,
     "GET /v1/approvals/{id}": get_approval,
+    "GET /v1/openapi.json": openapi,
+    "GET /v1/docs": docs,
 }
 
 

@@ -36,3 +36,27 @@ def callable_tools(tools: list[dict[str, Any]], actor: Actor) -> list[dict[str, 
             audience=tool["audience"], scope=tool["scope"], permission=tool["permission"], actor=actor
         )
     ]
+
+
+IDEMPOTENCY_KEY_SCHEMA = {
+    "type": "string",
+    "minLength": 1,
+    "maxLength": 255,
+    "pattern": "^[\\x20-\\x7e]+$",
+    "description": "Send the same key again to retry this call safely: a retry with the same input gets "
+    "the first answer back (kept 24 hours); the same key with another input is refused.",
+}
+
+
+def offers_idempotency(tool: dict[str, Any]) -> bool:
+    """Whether a manifest tool takes an ``idempotency_key`` (writes with ``replay``)."""
+    return bool(tool["replay"]) and not tool["annotations"]["read_only"]
+
+
+def offered_input_schema(tool: dict[str, Any]) -> dict[str, Any]:
+    """The input schema as callers see it (MCP, OpenAPI): with ``idempotency_key`` where offered."""
+    schema: dict[str, Any] = tool["input_schema"]
+    if not offers_idempotency(tool):
+        return schema
+    properties = {**schema.get("properties", {}), "idempotency_key": IDEMPOTENCY_KEY_SCHEMA}
+    return {**schema, "properties": properties}

@@ -120,6 +120,12 @@ class RestAdapter:
         self._pipeline_factory = pipeline
         self._pipeline: CallPipeline | None = None
 
+    def pipeline(self) -> CallPipeline:
+        """The pipeline, built on first use (never at import: no AWS at init)."""
+        if self._pipeline is None:
+            self._pipeline = self._pipeline_factory()
+        return self._pipeline
+
     def forget_pipeline(self) -> None:
         """Build the pipeline again on the next call (after the settings changed)."""
         self._pipeline = None
@@ -131,9 +137,9 @@ class RestAdapter:
             return error_response(
                 UnknownToolError("tools are called at POST /v1/tools/<namespace>/<verb_noun>"), request_id
             )
-        if self._pipeline is None:  # built on the first call, never at import (no AWS at init)
-            self._pipeline = self._pipeline_factory()
-        return result_response(self._pipeline.run(call_of(event, tool_name, request_id, context)), request_id)
+        return result_response(
+            self.pipeline().run(call_of(event, tool_name, request_id, context)), request_id
+        )
 
 
 def _body_bytes(event: Event) -> bytes | None:

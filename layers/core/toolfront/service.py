@@ -17,13 +17,14 @@ from toolfront.approvals import ApprovalStore
 from toolfront.authn import Authenticator
 from toolfront.cognito import CognitoVerifier
 from toolfront.decisions import Decisions
+from toolfront.dispatch import CALL_TASK, pipeline_call
 from toolfront.errors import ConfigurationError
 from toolfront.execution import ApprovedCallRunner
 from toolfront.holding import ApprovalDesk
 from toolfront.keystore import DynamoDBKeyStore
-from toolfront.pipeline import CallPipeline
+from toolfront.pipeline import Call, CallPipeline, CallResult
 from toolfront.registry import Registry
-from toolfront.rest import Event, Response, RestAdapter
+from toolfront.rest import Event, Response, RestAdapter, result_response
 from toolfront.settings import current
 from toolfront.tools import Tool
 from toolfront.workflow import Workflow
@@ -117,9 +118,20 @@ class FamilyHandler:
         self._adapter.forget_pipeline()
 
     def __call__(self, event: Event, context: Any = None) -> Any:
-        if event.get(TASK_FIELD) == "execute":
+        task = event.get(TASK_FIELD)
+        if task == "execute":
             return self.run_approved(str(event["approval_id"]))
+        if task == CALL_TASK:  # an MCP tools/call the gateway routed here
+            return self.run_call(event, context)
         return self._adapter.handle(event, context)
+
+    def run(self, call: Call) -> CallResult:
+        """Run one call through this function's pipeline."""
+        return self._adapter.pipeline().run(call)
+
+    def run_call(self, event: Event, context: Any = None) -> Response:
+        call = pipeline_call(event, str(getattr(context, "invoked_function_arn", "") or ""))
+        return result_response(self.run(call), call.request_id)
 
     def run_approved(self, approval_id: str) -> dict[str, Any]:
         store = approval_store()

@@ -153,3 +153,8 @@ def system_tools() -> list[Tool]:
 
 
 SYSTEM_MANIFEST = [dict(tool.describe(), module="core") for tool in system_tools()]
+
+
+def all_tools() -> list[dict[str, Any]]:
+    """Every tool this deployment serves, as manifest entries, sorted by name (families and core)."""
+    return sorted([*load_manifest()["tools"], *SYSTEM_MANIFEST], key=lambda tool: str(tool["name"]))
