@@ -19,6 +19,7 @@ from toolfront.credentials import refuse_credentials_in_url
 from toolfront.decisions import Decisions
 from toolfront.errors import CallRefusedError
 from toolfront.execution import FAILED_WITHOUT_DETAIL
+from toolfront.logs import emit_metric
 from toolfront.manifest import load_manifest
 from toolfront.notify import notify_approvers
 from toolfront.rest import headers_of, request_id_of
@@ -130,6 +131,7 @@ def close(event: dict[str, Any], status: ApprovalStatus) -> dict[str, Any]:
         _store().transition(event["approval_id"], status, datetime.now(UTC), **fields)
     except dynamodb.ConditionFailedError:
         return {"closed": False}  # already decided or cancelled: that status stands
+    emit_metric("ApprovalsExpired" if status is ApprovalStatus.EXPIRED else "ApprovalsFailed")
     return {"closed": True}
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -168,3 +169,18 @@ def test_tool_error_keeps_its_code_and_status() -> None:
 
 def test_nan_is_not_json() -> None:
     assert code(run("shop.count_items", body=b'{"items": [NaN]}')) == (400, "invalid_json")
+
+
+def test_the_log_line_is_also_the_calls_metrics(capsys: pytest.CaptureFixture[str]) -> None:
+    capsys.readouterr()
+    run("shop.count_items", body=b'{"items": [-1]}')
+    (line,) = [json.loads(text) for text in capsys.readouterr().out.splitlines() if '"tool call"' in text]
+    assert (line["Calls"], line["Refusals"], line["ErrorCode"]) == (1, 1, "invalid_input")
+    directives = line["_aws"]["CloudWatchMetrics"]
+    assert {m["Name"] for d in directives for m in d["Metrics"]} >= {
+        "Calls",
+        "Latency",
+        "CostUnits",
+        "Refusals",
+    }
+    assert [["service", "ErrorCode"]] in [d["Dimensions"] for d in directives]

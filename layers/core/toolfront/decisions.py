@@ -16,6 +16,7 @@ from toolfront.errors import (
     InvalidDecisionError,
     NotFoundError,
 )
+from toolfront.logs import emit_metric
 from toolfront.workflow import Workflow
 
 DECISIONS = {"approve": ApprovalStatus.APPROVED, "reject": ApprovalStatus.REJECTED}
@@ -72,6 +73,7 @@ class Decisions:
             current = old_approval(failed) or approval
             raise ApprovalClosedError(f"this approval can no longer be decided: {_why(current)}") from None
         self._workflow.resume(decided, decision)
+        emit_metric("ApprovalsDecided", Decision=decision)
         return decided
 
     def cancel(self, approval: Approval) -> Approval:
@@ -86,6 +88,7 @@ class Decisions:
             current = old_approval(failed) or approval
             raise ApprovalClosedError(f"this approval can no longer be cancelled: {_why(current)}") from None
         self._workflow.stop(cancelled, "Cancelled")
+        emit_metric("ApprovalsCancelled")
         return cancelled
 
     def _refuse_closed(self, approval: Approval, now: datetime) -> None:

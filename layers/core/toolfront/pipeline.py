@@ -100,6 +100,7 @@ class _Progress:
     headers: dict[str, str] = field(default_factory=dict)
     secrets: list[str] = field(default_factory=list)
     client_token_hash: str | None = None
+    cost: int = 0  # units spent, once the rate limit decided
 
 
 class CallPipeline:
@@ -133,7 +134,8 @@ class CallPipeline:
         except Exception:  # a crash or a broken setting: logged in full, answered without detail
             logger.exception("tool %s failed (request %s)", call.tool_name, call.request_id)
             result = CallResult(500, error=InternalError(), actor=progress.actor, headers=progress.headers)
-        log_call(call, result, duration_ms=(time.perf_counter() - started) * 1000, secrets=progress.secrets)
+        duration_ms = (time.perf_counter() - started) * 1000
+        log_call(call, result, duration_ms=duration_ms, secrets=progress.secrets, cost=progress.cost)
         return result
 
     def _run(self, call: Call, progress: _Progress) -> CallResult:
@@ -149,7 +151,8 @@ class CallPipeline:
         actor = progress.actor = self._actor(call, tool, arguments)
         authorize(audience=str(tool.audience), scope=tool.scope, permission=tool.permission, actor=actor)
         claim, refusal = self._prepare(call, tool, actor, arguments)
-        admitted = self._admission.admit(actor, cost_of(tool, arguments), claim)
+        progress.cost = cost_of(tool, arguments)
+        admitted = self._admission.admit(actor, progress.cost, claim)
         if admitted.decision is not None:
             progress.headers.update(admitted.decision.headers())
         if refusal is not None:
