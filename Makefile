@@ -13,7 +13,7 @@ SAM_STAMP := $(SAM_VENV)/.installed
 export SAM_CLI_TELEMETRY := 0
 export AWS_EC2_METADATA_DISABLED := true
 
-.PHONY: install dev test lint typecheck template-check unit bench clean browser
+.PHONY: install dev test lint typecheck template-check sam-build unit bench clean browser
 
 install: $(STAMP) $(NODE_STAMP)
 
@@ -37,7 +37,7 @@ $(SAM_STAMP):
 dev: install
 	$(BIN)/toolfront dev $(if $(HOST),--host $(HOST)) $(if $(PORT),--port $(PORT))
 
-test: install lint typecheck template-check unit
+test: install lint typecheck template-check sam-build unit
 
 lint: install
 	$(BIN)/ruff check .
@@ -56,6 +56,14 @@ template-check: install $(SAM_STAMP)
 # Debian's chromium and Playwright (driving it; no browser download) for the confirmation page tests.
 browser: install
 	bash .ci/install-browser
+
+# The deployable artefacts: the layer (with its arm64 python3.13 wheels) and every function. SAM
+# finds python3.13 through pyenv; elsewhere put a python3.13 on PATH and set PYENV_VERSION= empty.
+PYENV_VERSION ?= 3.11.7:3.12.1:3.13.0
+sam-build: $(SAM_STAMP)
+	PYENV_VERSION=$(PYENV_VERSION) $(SAM) build --cached
+	test -f .aws-sam/build/CoreLayer/python/toolfront/manifest.json
+	test -d .aws-sam/build/CoreLayer/python/jsonschema_rs
 
 unit: install browser
 	$(BIN)/python -m pytest

@@ -40,7 +40,8 @@ class Api:
 
     def __init__(self, base_url: str) -> None:
         parts = urllib.parse.urlsplit(base_url)
-        self.host, self.port = parts.hostname or "127.0.0.1", parts.port or 80
+        self.https = parts.scheme == "https"
+        self.host, self.port = parts.hostname or "127.0.0.1", parts.port or (443 if self.https else 80)
 
     def request(
         self,
@@ -54,7 +55,8 @@ class Api:
         sent = dict(headers or {})
         if key is not None:
             sent["Authorization"] = f"Bearer {key}"
-        connection = http.client.HTTPConnection(self.host, self.port, timeout=10)
+        kind = http.client.HTTPSConnection if self.https else http.client.HTTPConnection
+        connection = kind(self.host, self.port, timeout=10)
         try:
             connection.request(method, path, body=body, headers=sent)
             response = connection.getresponse()
