@@ -17,7 +17,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import boto3
 from harness import Row, Section, canary
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -25,6 +24,7 @@ sys.path.insert(0, str(ROOT))
 
 from tests.http.conftest import Api  # noqa: E402
 from toolfront.keystore import DynamoDBKeyStore, issue_key  # noqa: E402
+from toolfront_dev.aws import moto_client  # noqa: E402
 from toolfront_dev.outbox import outbox_links  # noqa: E402
 from toolfront_dev.stack import LocalStack  # noqa: E402
 
@@ -68,13 +68,7 @@ def run(quick: bool = False) -> Section:
         tempfile.TemporaryDirectory() as tmp,
         LocalStack(ROOT, port=_free_port(), dev_json_path=Path(tmp) / "dev.json") as stack,
     ):
-        client = boto3.client(
-            "dynamodb",
-            endpoint_url=stack.moto_endpoint,
-            region_name="us-east-1",
-            aws_access_key_id="testing",
-            aws_secret_access_key="testing",
-        )
+        client = moto_client(stack.moto_endpoint, "dynamodb")
         store = DynamoDBKeyStore(stack.table_names["KeysTable"], stack.table_names["PrincipalsTable"], client)
         store.grant("bench", ["catalogue"], datetime.now(UTC))
         key = issue_key(store, owner="bench", scopes=["catalogue.*"], rate_limit=100_000)[0]

@@ -10,13 +10,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import boto3
 import pytest
 from playwright.sync_api import Browser, Page
 
 from tests.browser.conftest import PHONE
 from tests.http.conftest import Api
 from toolfront.keystore import DynamoDBKeyStore, issue_key
+from toolfront_dev.aws import moto_client
 from toolfront_dev.outbox import outbox_links
 from toolfront_dev.stack import LocalStack
 
@@ -38,13 +38,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
 
 @pytest.fixture(scope="module")
 def key(stack: LocalStack) -> str:
-    client = boto3.client(
-        "dynamodb",
-        endpoint_url=stack.moto_endpoint,
-        region_name="us-east-1",
-        aws_access_key_id="testing",
-        aws_secret_access_key="testing",
-    )
+    client = moto_client(stack.moto_endpoint, "dynamodb")
     store = DynamoDBKeyStore(stack.table_names["KeysTable"], stack.table_names["PrincipalsTable"], client)
     store.grant("browser-owner", ["catalogue"], datetime.now(UTC))
     return issue_key(store, owner="browser-owner", scopes=["catalogue.*"])[0]

@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import boto3
 import pytest
 
 from toolfront.keystore import DynamoDBKeyStore
+from toolfront_dev.aws import moto_client
 from toolfront_dev.stack import LocalStack
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
@@ -92,12 +92,6 @@ def api(stack: LocalStack) -> Api:
 
 @pytest.fixture(scope="package")
 def store(stack: LocalStack) -> DynamoDBKeyStore:
-    client = boto3.client(
-        "dynamodb",
-        endpoint_url=stack.moto_endpoint,
-        region_name="us-east-1",
-        aws_access_key_id="testing",
-        aws_secret_access_key="testing",
-    )
+    client = moto_client(stack.moto_endpoint, "dynamodb")
     tables = stack.table_names
     return DynamoDBKeyStore(tables["KeysTable"], tables["PrincipalsTable"], client)

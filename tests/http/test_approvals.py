@@ -16,6 +16,7 @@ import pytest
 from tests.http.conftest import Api, Reply
 from toolfront import service
 from toolfront.keystore import DynamoDBKeyStore, issue_key
+from toolfront_dev.aws import moto_client
 from toolfront_dev.outbox import outbox_links
 from toolfront_dev.stack import LocalStack
 
@@ -292,15 +293,7 @@ def test_approval_records_hold_no_token_or_code(api: Api, stack: LocalStack) -> 
 
 
 def _record(stack: LocalStack, approval_id: str) -> dict[str, Any]:
-    import boto3
-
-    client = boto3.client(
-        "dynamodb",
-        endpoint_url=stack.moto_endpoint,
-        region_name="us-east-1",
-        aws_access_key_id="testing",
-        aws_secret_access_key="testing",
-    )
+    client = moto_client(stack.moto_endpoint, "dynamodb")
     item = client.get_item(
         TableName=stack.table_names["ApprovalsTable"], Key={"approval_id": {"S": approval_id}}
     )

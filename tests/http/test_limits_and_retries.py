@@ -8,12 +8,12 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
-import boto3
 import pytest
 
 from tests.http.conftest import Api
 from toolfront.credentials import hash_client_token
 from toolfront.keystore import DynamoDBKeyStore, issue_key
+from toolfront_dev.aws import moto_client
 from toolfront_dev.stack import LocalStack
 
 POLICY = re.compile(r'^"default";q=(\d+);w=60$')
@@ -122,13 +122,7 @@ def test_key_still_in_flight_is_409_with_retry_after(
     item = {**product(), "idempotency_key": "in-flight"}
     api.call("catalogue.create_product", item, key=admin)
     # make the stored record look like a first call still running (its lease valid for 30 s)
-    client = boto3.client(
-        "dynamodb",
-        endpoint_url=stack.moto_endpoint,
-        region_name="us-east-1",
-        aws_access_key_id="testing",
-        aws_secret_access_key="testing",
-    )
+    client = moto_client(stack.moto_endpoint, "dynamodb")
     table = stack.table_names["IdempotencyTable"]
     scope = f"key#{admin.split('_')[1]}#catalogue.create_product#"
     (record,) = [i for i in client.scan(TableName=table)["Items"] if i["pk"]["S"].startswith(scope)]
@@ -212,13 +206,7 @@ def test_an_invalid_key_on_a_public_tool_is_401(api: Api) -> None:
 
 def test_guest_table_holds_only_token_hashes(api: Api, stack: LocalStack) -> None:
     token = api.call("guest.start_session").json()["data"]["session_token"]
-    client = boto3.client(
-        "dynamodb",
-        endpoint_url=stack.moto_endpoint,
-        region_name="us-east-1",
-        aws_access_key_id="testing",
-        aws_secret_access_key="testing",
-    )
+    client = moto_client(stack.moto_endpoint, "dynamodb")
     items = client.scan(TableName=stack.table_names["GuestTable"])["Items"]
     assert {"S": f"session#{hash_client_token(token)}"} in [i["pk"] for i in items]
     assert token not in str(items)

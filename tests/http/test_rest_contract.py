@@ -333,18 +333,11 @@ def test_list_tools_with_invalid_key_is_401(api: Api) -> None:
 @pytest.fixture(scope="module")
 def cognito_token(stack: object, store: DynamoDBKeyStore) -> str:
     """A real access token from the stack's moto user pool, for a user in group catalogue-admins."""
-    import boto3
-
+    from toolfront_dev.aws import moto_client
     from toolfront_dev.stack import LocalStack
 
     assert isinstance(stack, LocalStack)
-    idp = boto3.client(
-        "cognito-idp",
-        endpoint_url=stack.moto_endpoint,
-        region_name="us-east-1",
-        aws_access_key_id="testing",
-        aws_secret_access_key="testing",
-    )
+    idp = moto_client(stack.moto_endpoint, "cognito-idp")
     pool_id = next(iter(stack.info.user_pools.values()))
     client_id = next(iter(stack.info.user_pool_clients.values()))
     user, password = "ada@example.org", "Correct-Horse-42"

@@ -8,12 +8,12 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
-import boto3
 import pytest
 
 from tests.http.conftest import Api
 from toolfront.keystore import DynamoDBKeyStore, issue_key
 from toolfront.manifest import load_manifest
+from toolfront_dev.aws import moto_client
 from toolfront_dev.stack import LocalStack
 
 PASSWORD = "pw-" + uuid.uuid4().hex
@@ -23,13 +23,7 @@ IDEMPOTENCY_KEY = "ik-" + uuid.uuid4().hex
 
 
 def scan_everything(stack: LocalStack) -> str:
-    client = boto3.client(
-        "dynamodb",
-        endpoint_url=stack.moto_endpoint,
-        region_name="us-east-1",
-        aws_access_key_id="testing",
-        aws_secret_access_key="testing",
-    )
+    client = moto_client(stack.moto_endpoint, "dynamodb")
     dump = []
     for table in stack.table_names.values():
         for page in client.get_paginator("scan").paginate(TableName=table):
