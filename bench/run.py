@@ -1,9 +1,9 @@
 """Run every bench, print one table and write ``bench/results/latest.json``.
 
 Usage: ``.venv/bin/python bench/run.py [--quick] [--only NAME] [--out PATH] [--strict]``, NAME one of
-validation, registry, rest, requests, approvals.
-(``make bench`` runs the full set). ``--quick`` is a smoke run with small n (about 12 s); the full
-run takes about two minutes. ``--strict`` exits 1 when a row misses its target.
+validation, registry, rest, requests, approvals, mcp.
+(``make bench`` runs the full set). ``--quick`` is a smoke run with small n (about 30 s); the full
+run takes about two and a half minutes. ``--strict`` exits 1 when a row misses its target.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import bench_approvals
+import bench_mcp
 import bench_registry
 import bench_requests
 import bench_rest
@@ -33,6 +34,7 @@ BENCHES = {
     "rest": bench_rest.run,
     "requests": bench_requests.run,
     "approvals": bench_approvals.run,
+    "mcp": bench_mcp.run,
 }
 #: Canary spread (max / min over the run) above which part of the run was likely contended.
 CONTENDED_SPREAD = 1.3
@@ -44,6 +46,7 @@ def _versions() -> dict[str, str | None]:
     found: dict[str, str | None] = {}
     packages = ("toolfront", "jsonschema", "jsonschema-rs", "fastjsonschema")
     packages += ("aws-lambda-powertools", "pydantic", "pydantic-core", "boto3", "botocore")
+    packages += ("mcp", "mcp-types", "starlette", "anyio", "awslabs.mcp-lambda-handler")
     for package in packages:
         try:
             found[package] = version(package)
@@ -82,7 +85,7 @@ def _git_state() -> dict[str, Any] | None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="small n: a smoke run of about 12 s")
+    parser.add_argument("--quick", action="store_true", help="small n: a smoke run of about 30 s")
     parser.add_argument("--only", choices=sorted(BENCHES), action="append", help="run only this bench")
     parser.add_argument("--out", type=Path, default=RESULTS / "latest.json", help="where to write the JSON")
     parser.add_argument("--strict", action="store_true", help="exit 1 when a row misses its target")

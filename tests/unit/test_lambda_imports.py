@@ -1,0 +1,107 @@
+"""Lambda functions import no development or SDK packages: cold starts stay small (perf-anchors §4-5).
+
+Each function's ``app.py`` is imported in a fresh interpreter, as Lambda loads it: the function's
+folder first on ``sys.path``, then the layer (``layers/core``), with no ``TOOLFRONT_*`` or ``AWS_*``
+variable set (nothing may read settings or talk to AWS at import). The MCP SDK alone costs 0.6-0.8 s
+to import and ``mcp_types`` 0.2 s; ``jsonschema`` loads only to explain a broken schema.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+LAYER = ROOT / "layers" / "core"
+FUNCTIONS = sorted(path.parent.name for path in (ROOT / "functions").glob("*/app.py"))
+FORBIDDEN = ("mcp", "mcp_types", "moto", "werkzeug", "cfnlint", "jsonschema", "pydantic")
+MARK = "LOADED "
+
+#: Imports each named function as Lambda would (one interpreter per function), then reports which
+#: forbidden packages are loaded. The gateway also answers anonymous MCP requests: its endpoint is
+#: built on first use, so that is where a lazy SDK import would hide.
+CHILD = """
+import json, sys
+forbidden = {forbidden!r}
+before = sorted(m for m in sys.modules if m.split(".")[0] in forbidden)
+sys.path[:0] = [{folder!r}, {layer!r}]
+import app
+found = {{"before": before, "after_import": sorted(m for m in sys.modules if m.split(".")[0] in forbidden)}}
+if {serve!r}:
+    def event(body):
+        return {{
+            "version": "2.0",
+            "routeKey": "POST /mcp",
+            "rawPath": "/mcp",
+            "headers": {{"content-type": "application/json", "mcp-protocol-version": "2025-11-25"}},
+            "requestContext": {{"requestId": "r1", "http": {{"method": "POST", "sourceIp": "198.51.100.7"}}}},
+            "body": json.dumps(body),
+        }}
+    client = {{"name": "t", "version": "1"}}
+    hello = {{"protocolVersion": "2025-11-25", "capabilities": {{}}, "clientInfo": client}}
+    initialize = {{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello}}
+    listing = {{"jsonrpc": "2.0", "id": 2, "method": "tools/list"}}
+    answers = [app.lambda_handler(event(initialize), None), app.lambda_handler(event(listing), None)]
+    found["served"] = [a["statusCode"] for a in answers]
+    found["tools"] = len(json.loads(answers[1]["body"])["result"]["tools"])
+    found["after_serving"] = sorted(m for m in sys.modules if m.split(".")[0] in forbidden)
+print({mark!r} + json.dumps(found))
+"""
+
+SERVE_ENV = {  # the settings an MCP request reads; an anonymous one never reaches these tables
+    "TOOLFRONT_KEYS_TABLE": "unused-keys",
+    "TOOLFRONT_PRINCIPALS_TABLE": "unused-principals",
+    "TOOLFRONT_IDEMPOTENCY_TABLE": "unused-idempotency",
+    "TOOLFRONT_RATE_LIMITS_TABLE": "unused-rate-limits",
+}
+
+
+def bare_environment() -> dict[str, str]:
+    """This environment without toolfront's or AWS's variables, nor any that change Python's path."""
+    return {k: v for k, v in os.environ.items() if not k.startswith(("TOOLFRONT_", "AWS_", "PYTHON"))}
+
+
+def import_in_fresh_interpreter(function: str, env: dict[str, str], *, serve: bool = False) -> dict[str, Any]:
+    code = CHILD.format(
+        forbidden=FORBIDDEN,
+        folder=str(ROOT / "functions" / function),
+        layer=str(LAYER),
+        serve=serve,
+        mark=MARK,
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, f"importing functions/{function}/app.py failed:\n{done.stderr[-3000:]}"
+    line = next(line for line in reversed(done.stdout.splitlines()) if line.startswith(MARK))
+    found: dict[str, Any] = json.loads(line[len(MARK) :])
+    assert found["before"] == [], f"loaded at interpreter start-up, so the check cannot tell: {found}"
+    return found
+
+
+def test_every_function_is_checked() -> None:
+    assert {"gateway", "catalogue"} <= set(FUNCTIONS)
+
+
+@pytest.mark.parametrize("function", FUNCTIONS)
+def test_function_imports_no_sdk_and_no_dev_package(function: str) -> None:
+    found = import_in_fresh_interpreter(function, bare_environment())
+    assert found["after_import"] == [], f"functions/{function}/app.py loads {found['after_import']}"
+
+
+def test_gateway_serves_mcp_without_the_sdk() -> None:
+    found = import_in_fresh_interpreter("gateway", {**bare_environment(), **SERVE_ENV}, serve=True)
+    assert found["served"] == [200, 200] and found["tools"] > 0, found
+    assert found["after_serving"] == [], f"answering MCP loaded {found['after_serving']}"
