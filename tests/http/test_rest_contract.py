@@ -393,3 +393,21 @@ def test_cognito_token_with_custom_scope_calls_the_tool(api: Api, stack: object,
     assert api.call("catalogue.list_products", key=token).status == 200
     reply = api.call("catalogue.create_product", product(), key=token)
     assert (reply.status, reply.error_code) == (403, "missing_scope")
+
+
+# --- core's system tools over REST --------------------------------------------------------------------
+
+
+def test_system_get_actor_needs_only_a_valid_key(api: Api, store: DynamoDBKeyStore) -> None:
+    bare = issue_key(store, owner="nobody-in-particular", scopes=[])[0]  # no scope, no permission
+    actor = api.call("system.get_actor", key=bare)
+    assert actor.status == 200
+    assert actor.json()["data"]["actor"]["principal"] == "nobody-in-particular"
+    assert api.call("system.get_actor").error_code == "unauthenticated"
+
+
+def test_system_list_tools_is_public_and_follows_the_caller(api: Api, admin_key: str) -> None:
+    anonymous = {t["name"] for t in api.call("system.list_tools").json()["data"]["tools"]}
+    keyed = {t["name"] for t in api.call("system.list_tools", key=admin_key).json()["data"]["tools"]}
+    assert "guest.start_session" in anonymous and "catalogue.get_product" not in anonymous
+    assert {"catalogue.get_product", "system.get_actor"} <= keyed
