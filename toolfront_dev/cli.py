@@ -21,6 +21,7 @@ from toolfront_dev.command import Command
 from toolfront_dev.commands_approvals import APPROVALS
 from toolfront_dev.commands_keys import KEYS
 from toolfront_dev.commands_manifest import MANIFEST
+from toolfront_dev.commands_openapi import OPENAPI
 from toolfront_dev.commands_principals import PRINCIPALS
 from toolfront_dev.commands_tools import TOOLS
 from toolfront_dev.errors import DevError
@@ -179,6 +180,7 @@ COMMANDS: tuple[Command, ...] = (
     APPROVALS,
     TOOLS,
     MANIFEST,
+    OPENAPI,
 )
 
 

@@ -48,7 +48,8 @@ def _to_item(product: dict[str, Any]) -> dict[str, Any]:
     return {
         "sku": {"S": product["sku"]},
         "name": {"S": product["name"]},
-        "price_cents": {"N": str(product["price_cents"])},
+        # JSON Schema's "integer" accepts 1200.0: stored (and answered) as the integer it is
+        "price_cents": {"N": str(int(product["price_cents"]))},
         "currency": {"S": product["currency"]},
     }
 
@@ -109,7 +110,7 @@ def create_product(data: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
         )
     except dynamodb.exceptions.ConditionalCheckFailedException as exc:
         raise ToolError("already_exists", f"a product with sku {data['sku']!r} already exists", 409) from exc
-    return {"product": {k: data[k] for k in ("sku", "name", "price_cents", "currency")}}
+    return {"product": _from_item(_to_item(data))}
 
 
 def _update_price(sku: str, price_cents: int) -> None:
@@ -120,7 +121,7 @@ def _update_price(sku: str, price_cents: int) -> None:
             Key={"sku": {"S": sku}},
             UpdateExpression="SET price_cents = :p",
             ConditionExpression="attribute_exists(sku)",
-            ExpressionAttributeValues={":p": {"N": str(price_cents)}},
+            ExpressionAttributeValues={":p": {"N": str(int(price_cents))}},
         )
     except dynamodb.exceptions.ConditionalCheckFailedException as exc:
         raise _not_found(sku) from exc

@@ -320,3 +320,14 @@ def test_a_crash_while_running_fails_the_approval_without_detail(
     assert final["status"] == "failed"
     assert final["error"]["code"] == "internal_error"
     assert "fire" not in json.dumps(final) and "ProductsTable" not in json.dumps(final)
+
+
+def test_a_requires_approval_key_can_cancel_its_own_held_call(
+    api: Api, store: DynamoDBKeyStore, owner: str
+) -> None:
+    careful = issue_key(store, owner=owner, scopes=["catalogue.*"], requires_approval=True)[0]
+    product = {"sku": f"RC-{uuid.uuid4().hex[:6]}", "name": "Mug", "price_cents": 1, "currency": "EUR"}
+    held = api.call("catalogue.create_product", product, key=careful)
+    approval_id = held.json()["data"]["approval_id"]
+    cancelled = api.call("system.cancel_approval", {"approval_id": approval_id}, key=careful)
+    assert (cancelled.status, cancelled.json()["data"]["status"]) == (200, "cancelled")

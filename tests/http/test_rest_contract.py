@@ -411,3 +411,14 @@ def test_system_list_tools_is_public_and_follows_the_caller(api: Api, admin_key:
     keyed = {t["name"] for t in api.call("system.list_tools", key=admin_key).json()["data"]["tools"]}
     assert "guest.start_session" in anonymous and "catalogue.get_product" not in anonymous
     assert {"catalogue.get_product", "system.get_actor"} <= keyed
+
+
+def test_a_whole_number_float_price_is_stored_as_an_integer(api: Api, admin_key: str) -> None:
+    # JSON Schema's "integer" accepts 1200.0 (found by schemathesis: it used to break every read)
+    item = {**product(), "price_cents": 1200.0}
+    created = api.call("catalogue.create_product", item, key=admin_key)
+    assert created.json()["data"]["product"]["price_cents"] == 1200
+    got = api.call("catalogue.get_product", {"sku": item["sku"]}, key=admin_key)
+    assert (got.status, got.json()["data"]["product"]["price_cents"]) == (200, 1200)
+    api.call("catalogue.set_prices", {"prices": [{"sku": item["sku"], "price_cents": 1e3}]}, key=admin_key)
+    assert api.call("catalogue.get_product", {"sku": item["sku"]}, key=admin_key).status == 200

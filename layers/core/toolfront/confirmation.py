@@ -26,6 +26,8 @@ def confirmation_reason(
     tool: Tool, data: dict[str, Any], actor: Actor, ctx: CallContext, *, batch_confirm_items: int
 ) -> ConfirmationReason | None:
     """The reason this call needs confirmation, or ``None`` when it may run now."""
+    if tool.is_system:  # core's own tools read, cancel or confirm held calls: holding them would deadlock
+        return None
     if tool.danger == "always":
         return ConfirmationReason.DANGER
     if callable(tool.danger) and _danger_check_says_yes(tool, data, ctx):
