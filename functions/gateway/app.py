@@ -9,13 +9,12 @@ from typing import Any
 from toolfront.actors import Actor
 from toolfront.dispatch import ToolRouter
 from toolfront.errors import CallRefusedError, NotFoundError, UnknownToolError
+from toolfront.manifest import callable_tools
 from toolfront.mcp import McpEndpoint
 from toolfront.mcp_shapes import ToolCatalog
 from toolfront.rest import base_url_of, error_response, headers_of, json_response, request_id_of, source_ip_of
 from toolfront.service import approval_store, authenticator, family_handler
 from toolfront.system_tools import all_tools, system_tools
-from toolfront.system_tools import list_tools as callable_tools
-from toolfront.tools import CallContext
 
 system = family_handler("core", system_tools, core=True)
 
@@ -34,8 +33,8 @@ def list_tools(event: dict[str, Any], request_id: str) -> dict[str, Any]:
         actor = _actor(event)
     except CallRefusedError as exc:
         return error_response(exc, request_id)
-    tools = callable_tools({}, CallContext(request_id=request_id, tool="system.list_tools", actor=actor))
-    return json_response(200, {"data": tools, "request_id": request_id}, request_id)
+    tools = callable_tools(all_tools(), actor)
+    return json_response(200, {"data": {"tools": tools}, "request_id": request_id}, request_id)
 
 
 def get_approval(event: dict[str, Any], request_id: str) -> dict[str, Any]:

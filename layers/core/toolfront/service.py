@@ -143,6 +143,3 @@ class FamilyHandler:
 def family_handler(family: str, api_tools: Callable[[], list[Tool]], *, core: bool = False) -> FamilyHandler:
     """The ``lambda_handler`` of a family: ``lambda_handler = family_handler(FAMILY, api_tools)``."""
     return FamilyHandler(family, api_tools, core=core)
-
-
-__all__ = ["FamilyHandler", "Response", "family_handler", "pipeline_for", "reset"]

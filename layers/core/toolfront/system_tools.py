@@ -8,11 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolfront.access import may_call
 from toolfront.actors import Actor, ActorKind
 from toolfront.approvals import Approval
 from toolfront.errors import NotFoundError, UnauthenticatedError
-from toolfront.manifest import LISTED_FIELDS, load_manifest
+from toolfront.manifest import callable_tools, load_manifest
 from toolfront.tools import CallContext, Tool
 
 _APPROVAL_ID = {"type": "string", "minLength": 1, "maxLength": 100, "description": "From the 202 answer."}
@@ -30,15 +29,7 @@ def get_actor(data: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
 
 
 def list_tools(data: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
-    actor = ctx.actor or Actor(ActorKind.ANONYMOUS, "")
-    tools = [
-        {name: tool[name] for name in LISTED_FIELDS}
-        for tool in [*load_manifest()["tools"], *SYSTEM_MANIFEST]
-        if may_call(
-            audience=tool["audience"], scope=tool["scope"], permission=tool["permission"], actor=actor
-        )
-    ]
-    return {"tools": sorted(tools, key=lambda t: t["name"])}
+    return {"tools": callable_tools(all_tools(), ctx.actor or Actor(ActorKind.ANONYMOUS, ""))}
 
 
 def _own_approval(data: dict[str, Any], ctx: CallContext) -> Approval:
