@@ -31,6 +31,7 @@ from toolfront.rest import (
 HANDSHAKE_VERSIONS = ("2025-03-26", "2025-06-18", "2025-11-25")
 MODERN_VERSION = "2026-07-28"
 SUPPORTED_VERSIONS = (*HANDSHAKE_VERSIONS, MODERN_VERSION)
+LIST_CACHE_SIZE = 256  # tools/list answers kept, one per distinct caller rights
 VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
 SERVER_INFO = {"name": "toolfront", "title": "toolfront", "version": "0.1.0"}
 CAPABILITIES = {"tools": {"listChanged": False}}
@@ -77,7 +78,7 @@ class McpEndpoint:
         self._catalog = catalog
         self._call_tool = call_tool
         self._authenticate = authenticate
-        self._lists: dict[tuple[tuple[str, ...], bool], str] = {}  # tools/list text per visible set
+        self._lists: dict[tuple[bool, frozenset[str], frozenset[str], bool], str] = {}
 
     def handle(self, event: Event) -> Response:
         request_id = request_id_of(event)
@@ -118,18 +119,23 @@ class McpEndpoint:
         raise RpcError(METHOD_NOT_FOUND, f"method not found: {method}", http_status=404 if modern else 200)
 
     def _tools_list(self, actor: Actor, modern: bool) -> str:
-        names = tuple(
-            tool["name"]
-            for tool in self._catalog.tools
-            if may_call(
-                audience=tool["audience"], scope=tool["scope"], permission=tool["permission"], actor=actor
-            )
-        )
-        text = self._lists.get((names, modern))
-        if text is None:  # once per visible set and protocol era, then a dictionary lookup
-            tools = self._catalog.entries_text(list(names))
+        # What a caller may call depends only on its rights, so the answer is kept per rights (and
+        # protocol era): one dictionary lookup for every caller holding the same scopes.
+        key = (actor.authenticated, actor.scopes, actor.permissions, modern)
+        text = self._lists.get(key)
+        if text is None:
+            names = [
+                tool["name"]
+                for tool in self._catalog.tools
+                if may_call(
+                    audience=tool["audience"], scope=tool["scope"], permission=tool["permission"], actor=actor
+                )
+            ]
             extra = ',"resultType":"complete","ttlMs":0,"cacheScope":"private"' if modern else ""
-            text = self._lists.setdefault((names, modern), f'{{"tools":{tools}{extra}}}')
+            text = f'{{"tools":{self._catalog.entries_text(names)}{extra}}}'
+            if len(self._lists) >= LIST_CACHE_SIZE:  # bounded: distinct rights are few, but not trusted
+                self._lists.clear()
+            self._lists[key] = text
         return text
 
     def _tools_call(self, params: dict[str, Any], origin: tuple[Any, ...]) -> dict[str, Any]:
