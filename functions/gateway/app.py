@@ -8,7 +8,7 @@ from typing import Any
 
 from toolfront.actors import Actor
 from toolfront.dispatch import ToolRouter
-from toolfront.errors import CallRefusedError, NotFoundError, UnknownToolError
+from toolfront.errors import CallRefusedError, NotFoundError, UnauthenticatedError, UnknownToolError
 from toolfront.manifest import callable_tools
 from toolfront.mcp import McpEndpoint
 from toolfront.mcp_shapes import ToolCatalog
@@ -41,22 +41,16 @@ def get_approval(event: dict[str, Any], request_id: str) -> dict[str, Any]:
     """``GET /v1/approvals/{id}``: a held call's approval, for a key of its requester's principal."""
     try:
         actor = _actor(event)
+        if not actor.authenticated:  # checked before any read: no approval is fetched for nobody
+            raise UnauthenticatedError("send the key of the call (Authorization: Bearer ...)")
         store = approval_store()
         approval_id = str((event.get("pathParameters") or {}).get("id", ""))
         approval = store.get(approval_id) if store else None
-        if not actor.authenticated:
-            return error_response(_unauthenticated(), request_id)
         if approval is None or not approval.requester.same_as(actor):
             raise NotFoundError("there is no such approval")  # another requester's: existence not revealed
     except CallRefusedError as exc:
         return error_response(exc, request_id)
     return json_response(200, {"data": approval.describe(), "request_id": request_id}, request_id)
-
-
-def _unauthenticated() -> CallRefusedError:
-    from toolfront.errors import UnauthenticatedError
-
-    return UnauthenticatedError("send the key of the call (Authorization: Bearer ...)")
 
 
 def openapi(event: dict[str, Any], request_id: str) -> dict[str, Any]:

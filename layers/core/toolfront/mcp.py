@@ -98,7 +98,7 @@ class McpEndpoint:
             return _http(202, "", request_id)
         try:
             modern = _modern(message, headers)
-            origin = (headers, request_id, source_ip_of(event), base_url_of(event))
+            origin = (headers, request_id, source_ip_of(event), base_url_of(event, headers))
             text = self._dispatch(message, actor, origin, modern)
         except RpcError as error:
             return _rpc_error(message.get("id"), error, request_id)

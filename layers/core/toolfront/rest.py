@@ -89,9 +89,12 @@ def tool_name_of(raw_path: str) -> str | None:
     return f"{parts[0]}.{parts[1]}" if len(parts) == 2 and all(parts) else None
 
 
-def base_url_of(event: Event) -> str:
-    """The API's own address as the caller reached it (where approval links point)."""
-    headers = headers_of(event)
+def base_url_of(event: Event, headers: Mapping[str, str] | None = None) -> str:
+    """The API's own address as the caller reached it (where approval links point).
+
+    ``headers`` are the event's, lower-cased, when the caller has them already.
+    """
+    headers = headers_of(event) if headers is None else headers
     host = headers.get("host") or event.get("requestContext", {}).get("domainName", "")
     scheme = headers.get("x-forwarded-proto", "https").split(",")[0].strip()
     return f"{scheme}://{host}" if host else ""
@@ -109,7 +112,7 @@ def call_of(event: Event, tool_name: str, request_id: str, context: Any = None) 
         source_ip=source_ip_of(event),
         entry="rest",
         function=str(getattr(context, "invoked_function_arn", "") or ""),
-        base_url=base_url_of(event),
+        base_url=base_url_of(event, headers),
     )
 
 
