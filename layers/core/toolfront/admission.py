@@ -44,6 +44,8 @@ class Admitted:
 class Admission:
     """Spends a call's units and claims its idempotency record."""
 
+    client = aws.LazyClient("dynamodb")
+
     def __init__(
         self,
         rate_table: str,
@@ -60,12 +62,6 @@ class Admission:
         self._client = client
         self._memory = memory or BucketMemory()
         self._sleep = sleep
-
-    @property
-    def client(self) -> Any:
-        if self._client is None:
-            self._client = aws.client("dynamodb")
-        return self._client
 
     def admit(self, actor: Actor, cost: int, claim: Claim | None) -> Admitted:
         """Decide; raises ``RateLimitedError`` (429), an idempotency conflict (409/422) or 503."""

@@ -132,15 +132,11 @@ class Approval:
 class ApprovalStore:
     """Approvals in DynamoDB (hash key ``approval_id``); every status change is conditional."""
 
+    client = aws.LazyClient("dynamodb")
+
     def __init__(self, table: str, client: Any = None) -> None:
         self._table = table
         self._client = client
-
-    @property
-    def client(self) -> Any:
-        if self._client is None:
-            self._client = aws.client("dynamodb")
-        return self._client
 
     def create(self, approval: Approval) -> None:
         dynamodb.call(

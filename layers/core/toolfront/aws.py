@@ -41,3 +41,21 @@ def reset_clients() -> None:
     """Forget every cached client (tests that change endpoints or credentials)."""
     with _lock:
         _clients.clear()
+
+
+class LazyClient:
+    """A store's client attribute: the client injected at construction (tests, benches), else the
+    process's shared one, made on first use so that no store talks to AWS at import time.
+
+    Usage: ``client = LazyClient("dynamodb")`` in the class, ``self._client = client`` in ``__init__``.
+    """
+
+    def __init__(self, service: str) -> None:
+        self._service = service
+
+    def __get__(self, store: Any, owner: type | None = None) -> Any:
+        if store is None:
+            return self
+        if store._client is None:
+            store._client = client(self._service)
+        return store._client

@@ -53,16 +53,12 @@ class KeyStore(abc.ABC):
 class DynamoDBKeyStore(KeyStore):
     """Keys in one table (hash key ``key_id``), principals in another (hash key ``principal_id``)."""
 
+    client = aws.LazyClient("dynamodb")
+
     def __init__(self, keys_table: str, principals_table: str, client: Any = None) -> None:
         self._keys_table = keys_table
         self._principals_table = principals_table
         self._client = client
-
-    @property
-    def client(self) -> Any:
-        if self._client is None:
-            self._client = aws.client("dynamodb")
-        return self._client
 
     def get_key(self, key_id: str) -> KeyRecord | None:
         found = dynamodb.call(

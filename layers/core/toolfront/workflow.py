@@ -17,15 +17,11 @@ from toolfront.errors import StoreUnavailableError
 class Workflow:
     """Starts approval workflows and sends them decisions."""
 
+    client = aws.LazyClient("stepfunctions")
+
     def __init__(self, state_machine_arn: str, client: Any = None) -> None:
         self._arn = state_machine_arn
         self._client = client
-
-    @property
-    def client(self) -> Any:
-        if self._client is None:
-            self._client = aws.client("stepfunctions")
-        return self._client
 
     def start(self, approval: Approval, timeout_seconds: int) -> None:
         """One execution per approval, named after it (a retry cannot start a second one)."""
