@@ -20,10 +20,9 @@ from toolfront_dev.moto_atomic import make_dynamodb_atomic
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def load_family(name: str) -> ModuleType:
-    """Import ``functions/<name>/app.py`` under a name of its own (every family's module is ``app``)."""
-    path = ROOT / "functions" / name / "app.py"
-    spec = importlib.util.spec_from_file_location(f"family_{name}_app", path)
+def import_file(path: Path, name: str) -> ModuleType:
+    """Import one file as Lambda finds it (its folder on the path), under a name of its own."""
+    spec = importlib.util.spec_from_file_location(name, path)
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # as an import would; the module may look itself up
@@ -33,6 +32,17 @@ def load_family(name: str) -> ModuleType:
     finally:
         sys.path.remove(str(path.parent))
     return module
+
+
+def load_family(name: str) -> ModuleType:
+    """A fresh import of ``functions/<name>/app.py`` (every family's module is called ``app``)."""
+    return import_file(ROOT / "functions" / name / "app.py", f"family_{name}_app")
+
+
+def approval_pages() -> ModuleType:
+    """``functions/approvals/pages.py``, imported once."""
+    found = sys.modules.get("approvals_pages")
+    return found or import_file(ROOT / "functions" / "approvals" / "pages.py", "approvals_pages")
 
 
 @pytest.fixture(scope="session")

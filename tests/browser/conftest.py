@@ -11,17 +11,17 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import sys
 import threading
 import urllib.parse
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import pytest
+
+from tests.conftest import approval_pages
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page, ViewportSize
@@ -43,19 +43,7 @@ PHONE: ViewportSize = {"width": 390, "height": 844}
 APPROVAL_ID, CODE = "apr_1", "c0de"
 
 
-def load_pages() -> ModuleType:
-    """Import ``functions/approvals/pages.py`` as Lambda would find it, under a name of its own."""
-    name = "approvals_pages"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, ROOT / "functions" / "approvals" / "pages.py")
-        assert spec and spec.loader
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module  # dataclasses look their module up while the class is built
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-pages = load_pages()
+pages = approval_pages()
 
 VIEW = pages.ApprovalView(
     approval_id=APPROVAL_ID,

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import re
-import sys
 from html.parser import HTMLParser
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
+
+from tests.conftest import approval_pages
 
 ROOT = Path(__file__).resolve().parents[2]
 EVIL = '<script>alert("x")</script>'
@@ -19,19 +18,7 @@ VOID = {"meta", "input", "br", "hr", "img", "link", "wbr", "source", "area", "ba
 STATUSES = ["pending", "approved", "rejected", "expired", "succeeded", "failed", "cancelled"]
 
 
-def load_pages() -> ModuleType:
-    """Import ``functions/approvals/pages.py`` as Lambda would find it, under a name of its own."""
-    name = "approvals_pages"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, ROOT / "functions" / "approvals" / "pages.py")
-        assert spec and spec.loader
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module  # dataclasses look their module up while the class is built
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-pages = load_pages()
+pages = approval_pages()
 
 
 class Element:
