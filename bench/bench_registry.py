@@ -18,14 +18,13 @@ import json
 import os
 import random
 import statistics
-import subprocess
 import sys
 import time
 import types
 from pathlib import Path
 from typing import Any
 
-from harness import Row, Section, canary, link_ratios, percentile
+from harness import Section, canary, link_ratios, run_child, subprocess_row
 
 BENCH_DIR = Path(__file__).resolve().parent
 N_TOOLS = 200
@@ -217,16 +216,6 @@ COMMANDS: dict[str, list[str]] = {
 }
 
 
-def _run(cmd: list[str], env: dict[str, str]) -> tuple[float, str, str]:
-    """Wall time (ms), stdout and stderr of one subprocess."""
-    t0 = time.perf_counter_ns()
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
-    wall = (time.perf_counter_ns() - t0) / 1e6
-    if proc.returncode != 0:
-        raise RuntimeError(f"{cmd[-1]!r} failed ({proc.returncode}): {proc.stderr.strip()[-2000:]}")
-    return wall, proc.stdout, proc.stderr
-
-
 def parse_importtime(stderr: str) -> dict[str, float]:
     """Top-level modules of a ``-X importtime`` report and their cumulative times (ms)."""
     top: dict[str, float] = {}
@@ -246,51 +235,25 @@ def _all_modules(stderr: str) -> set[str]:
     return {line.rsplit("|", 1)[1].strip() for line in stderr.splitlines() if line.startswith("import time:")}
 
 
-def _subprocess_row(
-    key: str,
-    label: str,
-    values: list[float],
-    *,
-    unit: str = "ms",
-    baseline: str | None = None,
-    target: float | None = None,
-    note: str = "",
-) -> Row:
-    ordered = sorted(values)
-    return Row(
-        key=key,
-        label=label,
-        unit=unit,
-        n=len(values),
-        rounds=1,
-        median=statistics.median(values),
-        min=ordered[0],
-        p99=percentile(ordered, 99),
-        baseline=baseline,
-        target=target,
-        note=note,
-    )
-
-
 def run(quick: bool = False) -> Section:
     """Run the interleaved subprocesses and turn them into rows."""
     repeats = QUICK_REPEATS if quick else FULL_REPEATS
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
     section = Section("registry (fresh subprocesses)", canary_before=canary())
     for cmd in COMMANDS.values():  # warm the .pyc caches; unmeasured
-        _run(cmd, env)
+        run_child(cmd, env)
     walls: dict[str, list[float]] = {k: [] for k in COMMANDS}
     outputs: dict[str, list[dict[str, Any]]] = {k: [] for k in ("build", "build_distinct", "naive")}
     importtime: list[float] = []
     toolfront_cumulative: list[float] = []
     for _ in range(repeats):
         for key, cmd in COMMANDS.items():
-            wall, out, _err = _run(cmd, env)
+            wall, out, _err = run_child(cmd, env)
             walls[key].append(wall)
             if key in outputs:
                 outputs[key].append(json.loads(out))
-        _, _, startup = _run(_py("-X", "importtime", "-c", "pass"), env)
-        _, _, report = _run(_py("-X", "importtime", "-c", "import toolfront"), env)
+        _, _, startup = run_child(_py("-X", "importtime", "-c", "pass"), env)
+        _, _, report = run_child(_py("-X", "importtime", "-c", "import toolfront"), env)
         already = _all_modules(startup)
         top = parse_importtime(report)
         importtime.append(sum(ms for name, ms in top.items() if name not in already))
@@ -305,26 +268,26 @@ def run(quick: bool = False) -> Section:
     manifest = [o["manifest_ms"] for o in outputs["build"]]
     per_tool = 1000 / N_TOOLS  # ms for 200 tools -> µs per tool
     rows = [
-        _subprocess_row(
+        subprocess_row(
             "import_wall", "import toolfront, wall - python -c pass", minus_pass("import_toolfront")
         ),
-        _subprocess_row("import_time", "import toolfront, -X importtime cumulative", importtime),
-        _subprocess_row(
+        subprocess_row("import_time", "import toolfront, -X importtime cumulative", importtime),
+        subprocess_row(
             "ref_import_jsonschema",
             "ref: import jsonschema, wall - python -c pass",
             minus_pass("import_jsonschema"),
         ),
-        _subprocess_row("naive_total", "naive: jsonschema check_schema x 200 schemas", naive),
-        _subprocess_row(
+        subprocess_row("naive_total", "naive: jsonschema check_schema x 200 schemas", naive),
+        subprocess_row(
             "build_total",
             "toolfront Registry.from_modules, 200 tools / 20 schemas",
             build,
             baseline="naive_total",
         ),
-        _subprocess_row(
+        subprocess_row(
             "naive_per_tool", "naive: check_schema, per tool", [v * per_tool for v in naive], unit="µs"
         ),
-        _subprocess_row(
+        subprocess_row(
             "build_per_tool",
             "toolfront build, per tool (20 distinct schemas)",
             [v * per_tool for v in build],
@@ -332,7 +295,7 @@ def run(quick: bool = False) -> Section:
             baseline="naive_per_tool",
             target=0.05,
         ),
-        _subprocess_row(
+        subprocess_row(
             "build_distinct_per_tool",
             "toolfront build, per tool (200 distinct schemas)",
             [v * per_tool for v in build_distinct],
@@ -340,7 +303,7 @@ def run(quick: bool = False) -> Section:
             baseline="naive_per_tool",
             note="worst case: no two tools share a schema, so the check cache never hits",
         ),
-        _subprocess_row(
+        subprocess_row(
             "manifest",
             "manifest() + json.dumps, 200 tools",
             manifest,

@@ -10,9 +10,11 @@ median of its round p99s; its min the lowest sample seen.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import platform
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -283,3 +285,51 @@ def format_table(sections: Sequence[Section]) -> str:
     for line in lines:
         out.append(line[0] if len(line) == 1 else fmt_line(line))
     return "\n".join(out)
+
+
+# --- fresh-interpreter measurements, shared by the registry, REST and MCP benches ---------------
+
+
+def run_child(cmd: list[str], env: dict[str, str]) -> tuple[float, str, str]:
+    """Wall time (ms), stdout and stderr of one subprocess."""
+    t0 = time.perf_counter_ns()
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
+    wall = (time.perf_counter_ns() - t0) / 1e6
+    if proc.returncode != 0:
+        raise RuntimeError(f"{cmd[-1]!r} failed ({proc.returncode}): {proc.stderr.strip()[-2000:]}")
+    return wall, proc.stdout, proc.stderr
+
+
+def subprocess_row(
+    key: str,
+    label: str,
+    values: list[float],
+    *,
+    unit: str = "ms",
+    baseline: str | None = None,
+    target: float | None = None,
+    note: str = "",
+) -> Row:
+    ordered = sorted(values)
+    return Row(
+        key=key,
+        label=label,
+        unit=unit,
+        n=len(values),
+        rounds=1,
+        median=statistics.median(values),
+        min=ordered[0],
+        p99=percentile(ordered, 99),
+        baseline=baseline,
+        target=target,
+        note=note,
+    )
+
+
+def child_result(stdout: str, prefix: str, what: str) -> dict[str, Any]:
+    """The JSON a child interpreter printed after ``prefix`` (its last such line)."""
+    for line in reversed(stdout.splitlines()):
+        if line.startswith(prefix):
+            found: dict[str, Any] = json.loads(line[len(prefix) :])
+            return found
+    raise RuntimeError(f"the {what} child printed no result: {stdout[-2000:]}")

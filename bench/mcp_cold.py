@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from harness import Row, link_ratios
+from harness import Row, child_result, link_ratios, run_child, subprocess_row
 from mcp_requests import HANDSHAKE, FakeContext, api_event, rpc
 
 BENCH_DIR = Path(__file__).resolve().parent
@@ -126,31 +126,23 @@ def child_check() -> None:
     print(RESULT_PREFIX + json.dumps(result))
 
 
-def _child_result(stdout: str) -> dict[str, Any]:
-    for line in reversed(stdout.splitlines()):
-        if line.startswith(RESULT_PREFIX):
-            found: dict[str, Any] = json.loads(line[len(RESULT_PREFIX) :])
-            return found
-    raise RuntimeError(f"the check child printed no result: {stdout[-2000:]}")
-
-
 def subprocess_rows(quick: bool) -> tuple[list[Row], dict[str, Any]]:
-    from bench_registry import _run, _subprocess_row
-
     repeats = QUICK_REPEATS if quick else FULL_REPEATS
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "TOOLFRONT_", "AWS_ENDPOINT"))}
     commands = {key: [sys.executable, "-c", code] for key, code in COLD_COMMANDS.items()}
     for cmd in commands.values():  # warm the .pyc caches; unmeasured
-        _run(cmd, env)
+        run_child(cmd, env)
     walls: dict[str, list[float]] = {k: [] for k in commands}
     in_process: list[dict[str, float]] = []
     for _ in range(repeats):
         for key, cmd in commands.items():
-            wall, out, _err = _run(cmd, env)
+            wall, out, _err = run_child(cmd, env)
             walls[key].append(wall)
             if key == "gateway":
-                in_process.append(_child_result(out))
-    check = _child_result(_run([sys.executable, "-c", CHECK], {**env, **CHECK_ENV})[1])
+                in_process.append(child_result(out, RESULT_PREFIX, "check"))
+    check = child_result(
+        run_child([sys.executable, "-c", CHECK], {**env, **CHECK_ENV})[1], RESULT_PREFIX, "check"
+    )
     if check["sdk_after_import"] or check["sdk_after_serving"]:
         raise SystemExit(f"bench_mcp: a Lambda function imported the MCP SDK: {check}")
     if check["answers"].get("tools/list") != 200 or check["answers"].get("initialize") != 200:
@@ -160,21 +152,21 @@ def subprocess_rows(quick: bool) -> tuple[list[Row], dict[str, Any]]:
         return [w - b for w, b in zip(walls[key], walls[base], strict=True)]
 
     rows = [
-        _subprocess_row(
+        subprocess_row(
             "mcp_cold_floor", "cold: boto3 + dynamodb client, wall - pass", minus("floor", "pass")
         ),
-        _subprocess_row(
+        subprocess_row(
             "mcp_cold_sdk",
             "ref cold: `from mcp.server.mcpserver import MCPServer` - floor",
             minus("sdk", "floor"),
         ),
-        _subprocess_row(
+        subprocess_row(
             "mcp_cold_mlh",
             "ref cold: `awslabs.mcp_lambda_handler` - floor",
             minus("mlh", "floor"),
             note="it imports boto3 itself: the floor already holds it",
         ),
-        _subprocess_row(
+        subprocess_row(
             "mcp_cold_gateway",
             "cold: import gateway app.py - floor (no mcp loaded)",
             minus("gateway", "floor"),
@@ -185,13 +177,13 @@ def subprocess_rows(quick: bool) -> tuple[list[Row], dict[str, Any]]:
     paired = [a / b for a, b in zip(minus("gateway", "floor"), minus("sdk", "floor"), strict=True)]
     rows[-1].round_ratios = paired
     rows += [
-        _subprocess_row(
+        subprocess_row(
             "mcp_cold_gateway_in_process",
             "cold: gateway import timed in-process",
             [c["import_ms"] for c in in_process],
             note="perf_counter around `import app` after the floor: no interpreter start or exit",
         ),
-        _subprocess_row(
+        subprocess_row(
             "mcp_cold_gateway_gc",
             "cold: of which garbage collection",
             [c["gc_ms"] for c in in_process],

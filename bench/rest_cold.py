@@ -9,7 +9,7 @@ import sys
 import time
 from typing import Any
 
-from harness import Row, link_ratios
+from harness import Row, child_result, link_ratios, run_child, subprocess_row
 from rest_canned import CannedDynamoDB
 from rest_fixture import (
     BENCH_DIR,
@@ -112,18 +112,8 @@ def child_first_call(
     print(RESULT_PREFIX + json.dumps(result))
 
 
-def _child_result(stdout: str) -> dict[str, Any]:
-    for line in reversed(stdout.splitlines()):
-        if line.startswith(RESULT_PREFIX):
-            found: dict[str, Any] = json.loads(line[len(RESULT_PREFIX) :])
-            return found
-    raise RuntimeError(f"the first-call child printed no result: {stdout[-2000:]}")
-
-
 def subprocess_rows(quick: bool) -> tuple[list[Row], dict[str, Any]]:
     """Cold imports and first calls in fresh interpreters, the commands interleaved per repeat."""
-    from bench_registry import _run, _subprocess_row
-
     repeats = QUICK_REPEATS if quick else FULL_REPEATS
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON") and k not in UNSET}
     env.update(ENV)
@@ -134,18 +124,18 @@ def subprocess_rows(quick: bool) -> tuple[list[Row], dict[str, Any]]:
         "gateway": [sys.executable, "-X", "importtime", "-c", _import_app("gateway")],
     }
     for cmd in commands.values():  # warm the .pyc caches; unmeasured
-        _run(cmd, env)
+        run_child(cmd, env)
     walls: dict[str, list[float]] = {k: [] for k in commands}
     first: list[dict[str, Any]] = []
     reports: dict[str, list[str]] = {k: [] for k in importtime}
     for _ in range(repeats):
         for key, cmd in commands.items():
-            wall, out, _err = _run(cmd, env)
+            wall, out, _err = run_child(cmd, env)
             walls[key].append(wall)
             if key == "first_call":
-                first.append(_child_result(out))
+                first.append(child_result(out, RESULT_PREFIX, "first-call"))
         for key, cmd in importtime.items():
-            reports[key].append(_run(cmd, env)[2])
+            reports[key].append(run_child(cmd, env)[2])
 
     def minus(key: str, base: str) -> list[float]:
         return [w - b for w, b in zip(walls[key], walls[base], strict=True)]
@@ -156,8 +146,8 @@ def subprocess_rows(quick: bool) -> tuple[list[Row], dict[str, Any]]:
     client_ms = [c["client_ms"] for c in first]
     budget = f"budget {COLD_BUDGET_MS:g} ms over the floor"
     rows = [
-        _subprocess_row("cold_floor", "cold: boto3 + dynamodb client, wall - pass", minus("floor", "pass")),
-        _subprocess_row(
+        subprocess_row("cold_floor", "cold: boto3 + dynamodb client, wall - pass", minus("floor", "pass")),
+        subprocess_row(
             "cold_powertools",
             "ref cold: Powertools route module - floor",
             minus("powertools", "floor"),
@@ -165,52 +155,52 @@ def subprocess_rows(quick: bool) -> tuple[list[Row], dict[str, Any]]:
         ),
     ]
     for key, label in (("catalogue", "catalogue app.py"), ("gateway", "gateway app.py")):
-        row = _subprocess_row(f"cold_{key}", f"cold: import {label} - floor", minus(key, "floor"))
+        row = subprocess_row(f"cold_{key}", f"cold: import {label} - floor", minus(key, "floor"))
         paired = [a / b for a, b in zip(minus(key, "floor"), minus("powertools", "floor"), strict=True)]
         fields = {"target": COLD_BUDGET_MS, "baseline": "cold_powertools", "note": budget}
         rows.append(BudgetRow(**{**row.__dict__, **fields, "round_ratios": paired}))
     rows += [
-        _subprocess_row(
+        subprocess_row(
             "cold_catalogue_importtime",
             "cold: catalogue -X importtime beyond the floor",
             found["top_level_cumulative_ms"],
         ),
-        _subprocess_row(
+        subprocess_row(
             "cold_catalogue_in_process",
             "cold: catalogue import timed in-process",
             [c["import_ms"] for c in first],
             note="perf_counter around `import app` after the floor: no interpreter start or exit",
         ),
-        _subprocess_row(
+        subprocess_row(
             "cold_catalogue_gc",
             "cold: of which garbage collection",
             [c["import_gc_ms"] for c in first],
             note="collections the import's allocations trigger, boto3's models being in memory already",
         ),
-        _subprocess_row(
+        subprocess_row(
             "cold_gateway_importtime",
             "cold: gateway -X importtime beyond the floor",
             gateway["top_level_cumulative_ms"],
         ),
-        _subprocess_row(
+        subprocess_row(
             "first_call",
             "first call after cold import (client made before)",
             calls[0],
             note="lazy first-use work in toolfront, botocore and Powertools Logger",
         ),
-        _subprocess_row(
+        subprocess_row(
             "first_client",
             "toolfront dynamodb client creation (1st call pays it)",
             client_ms,
             note="a new boto3 Session: the service model is loaded again",
         ),
-        _subprocess_row(
+        subprocess_row(
             "first_call_with_client",
             "first call incl. client creation",
             [a + b for a, b in zip(calls[0], client_ms, strict=True)],
         ),
-        _subprocess_row("second_call", "second call (the key's owner known)", calls[1]),
-        _subprocess_row("third_call", "third call", calls[2]),
+        subprocess_row("second_call", "second call (the key's owner known)", calls[1]),
+        subprocess_row("third_call", "third call", calls[2]),
     ]
     link_ratios(rows)
     extra = {
