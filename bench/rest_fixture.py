@@ -196,7 +196,7 @@ def recording(client: Any) -> Iterator[list[tuple[str, dict[str, Any]]]]:
 
 
 def event_headers(event: dict[str, Any]) -> dict[str, str]:
-    from toolfront.rest import headers_of
+    from toolfront.http import headers_of
 
     return headers_of(event)
 

@@ -127,8 +127,8 @@ def _measure(
     from botocore import xform_name
 
     from toolfront import service
+    from toolfront.call import CallResult
     from toolfront.logs import log_call
-    from toolfront.pipeline import CallResult
     from toolfront.rest import call_of
 
     n = QUICK_N if quick else FULL_N

@@ -19,10 +19,10 @@ from toolfront.credentials import refuse_credentials_in_url
 from toolfront.decisions import Decisions
 from toolfront.errors import CallRefusedError
 from toolfront.execution import FAILED_WITHOUT_DETAIL
+from toolfront.http import headers_of, request_id_of
 from toolfront.logs import emit_metric
 from toolfront.manifest import load_manifest
 from toolfront.notify import notify_approvers
-from toolfront.rest import headers_of, request_id_of
 from toolfront.settings import ApprovalSettings, current
 from toolfront.workflow import Workflow
 

@@ -1,36 +1,47 @@
-"""The gateway function: health, the tools a caller may call, held calls' approvals, and core's
-``system.*`` tools (through the same call pipeline as every family)."""
+"""The gateway function: health, the tools a caller may call, held calls' approvals, the MCP endpoint
+of every tool, the OpenAPI document and its page, and core's ``system.*`` tools (through the same
+call pipeline as every family)."""
 
 from __future__ import annotations
 
 from functools import cache
 from typing import Any
 
-from toolfront.actors import Actor
+from toolfront.access import callable_tools
+from toolfront.call import Call, Entry
 from toolfront.dispatch import ToolRouter
-from toolfront.errors import CallRefusedError, NotFoundError, UnauthenticatedError, UnknownToolError
-from toolfront.manifest import callable_tools
+from toolfront.errors import CallRefusedError, UnknownToolError
+from toolfront.http import (
+    base_url_of,
+    error_response,
+    headers_of,
+    json_response,
+    request_id_of,
+    source_ip_of,
+)
 from toolfront.mcp import McpEndpoint
 from toolfront.mcp_shapes import ToolCatalog
-from toolfront.rest import base_url_of, error_response, headers_of, json_response, request_id_of, source_ip_of
-from toolfront.service import approval_store, authenticator, family_handler
-from toolfront.system_tools import all_tools, system_tools
+from toolfront.rest import result_response
+from toolfront.service import authenticator, core_tools, family_handler
+from toolfront.settings import current
+from toolfront.system_tools import all_tools
 
-system = family_handler("core", system_tools, core=True)
+system = family_handler("core", core_tools, core=True)
 
 
 def health(event: dict[str, Any], request_id: str) -> dict[str, Any]:
     return json_response(200, {"data": {"status": "ok"}, "request_id": request_id}, request_id)
 
 
-def _actor(event: dict[str, Any]) -> Actor:
-    return authenticator().authenticate(headers_of(event), source_ip_of(event))
-
-
 def list_tools(event: dict[str, Any], request_id: str) -> dict[str, Any]:
-    """``GET /v1/tools``: public tools for anyone; admin tools whose scope and permission the caller holds."""
+    """``GET /v1/tools``: public tools for anyone; admin tools whose scope and permission the caller holds.
+
+    Not a run of ``system.list_tools`` through the pipeline, on purpose: listing tools costs nothing
+    (like MCP ``tools/list``), so it spends no rate-limit units and is not a tool call in the log.
+    It lists with the very rule that tool uses (``callable_tools``).
+    """
     try:
-        actor = _actor(event)
+        actor = authenticator().authenticate(headers_of(event), source_ip_of(event))
     except CallRefusedError as exc:
         return error_response(exc, request_id)
     tools = callable_tools(all_tools(), actor)
@@ -38,19 +49,20 @@ def list_tools(event: dict[str, Any], request_id: str) -> dict[str, Any]:
 
 
 def get_approval(event: dict[str, Any], request_id: str) -> dict[str, Any]:
-    """``GET /v1/approvals/{id}``: a held call's approval, for a key of its requester's principal."""
-    try:
-        actor = _actor(event)
-        if not actor.authenticated:  # checked before any read: no approval is fetched for nobody
-            raise UnauthenticatedError("send the key of the call (Authorization: Bearer ...)")
-        store = approval_store()
-        approval_id = str((event.get("pathParameters") or {}).get("id", ""))
-        approval = store.get(approval_id) if store else None
-        if approval is None or not approval.requester.same_as(actor):
-            raise NotFoundError("there is no such approval")  # another requester's: existence not revealed
-    except CallRefusedError as exc:
-        return error_response(exc, request_id)
-    return json_response(200, {"data": approval.describe(), "request_id": request_id}, request_id)
+    """``GET /v1/approvals/{id}``: a held call's approval for its requester, as ``system.get_approval``
+    answers it (the same tool, run through the pipeline: one rule, a rate limit and a log line)."""
+    headers = headers_of(event)
+    call = Call(
+        tool_name="system.get_approval",
+        request_id=request_id,
+        headers=headers,
+        query=event.get("queryStringParameters") or {},
+        arguments={"approval_id": str((event.get("pathParameters") or {}).get("id", ""))},
+        source_ip=source_ip_of(event),
+        entry=Entry.REST,
+        base_url=base_url_of(event, headers),
+    )
+    return result_response(system.run(call), request_id)
 
 
 def openapi(event: dict[str, Any], request_id: str) -> dict[str, Any]:
@@ -78,7 +90,8 @@ def docs(event: dict[str, Any], request_id: str) -> dict[str, Any]:
 def mcp_endpoint() -> McpEndpoint:
     """Built on first use: the tool entries are encoded once per cold start."""
     catalog = ToolCatalog(all_tools())
-    return McpEndpoint(catalog, ToolRouter(catalog, system.run), authenticator().authenticate)
+    router = ToolRouter(catalog, system.run, current().function_prefix)
+    return McpEndpoint(catalog, router, authenticator().authenticate)
 
 
 def mcp(event: dict[str, Any], request_id: str) -> dict[str, Any]:
@@ -99,9 +112,13 @@ ROUTES = {
 
 
 def lambda_handler(event: dict[str, Any], context: Any) -> Any:
-    """API Gateway HTTP API (payload v2) entry point, and the workflow's ``execute`` task."""
+    """API Gateway HTTP API (payload v2) entry point.
+
+    The gateway takes no workflow task: core's tools are never held (so the workflow never runs
+    one here), and MCP runs them in this process rather than through a task event.
+    """
     route_key = str(event.get("routeKey", ""))
-    if route_key == "POST /v1/tools/system/{verb_noun}" or "toolfront_task" in event:
+    if route_key == "POST /v1/tools/system/{verb_noun}":
         return system(event, context)
     request_id = request_id_of(event)
     route = ROUTES.get(route_key)

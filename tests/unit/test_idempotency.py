@@ -16,11 +16,12 @@ from tests.aws import counting_requests, seed
 from toolfront import Registry, Tool, ToolError
 from toolfront.admission import Admission
 from toolfront.authn import Authenticator
+from toolfront.call import Call, CallResult
 from toolfront.idempotency import KEEP_US
 from toolfront.keystore import DynamoDBKeyStore
-from toolfront.pipeline import Call, CallPipeline, CallResult
-from toolfront.ratelimit import RateLimits
+from toolfront.pipeline import CallPipeline
 from toolfront.rest import result_response
+from toolfront.settings import RateLimits
 
 calls: list[dict[str, Any]] = []
 gate = threading.Event()

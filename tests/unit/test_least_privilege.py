@@ -37,7 +37,6 @@ NEEDS = {
         ("LambdaInvokePolicy", "ApprovalsFunction"),
         ("LambdaInvokePolicy", "${AWS::StackName}-catalogue"),
         ("LambdaInvokePolicy", "${AWS::StackName}-guest"),
-        ("LambdaInvokePolicy", "${AWS::StackName}-gateway"),
     },
 }
 

@@ -12,9 +12,10 @@ import pytest
 from toolfront import Registry, Tool, ToolError
 from toolfront.actors import Actor, ActorKind
 from toolfront.admission import Admission
+from toolfront.call import Call, CallResult
 from toolfront.errors import UnauthenticatedError
-from toolfront.pipeline import Call, CallPipeline, CallResult
-from toolfront.ratelimit import RateLimits
+from toolfront.pipeline import CallPipeline
+from toolfront.settings import RateLimits
 
 ITEMS = {
     "type": "object",

@@ -14,7 +14,9 @@ from toolfront import Tool
 from toolfront.actors import Actor, ActorKind
 from toolfront.admission import Admission
 from toolfront.errors import RateLimitedError, StoreUnavailableError
-from toolfront.ratelimit import BucketMemory, RateLimits, cost_of
+from toolfront.ratelimit import BucketMemory
+from toolfront.rules import cost_of
+from toolfront.settings import RateLimits
 
 START = 1_800_000_000_000_000  # µs
 

@@ -1,6 +1,9 @@
-"""Authorization: may this actor call this tool? (audience, then scope, then permission)."""
+"""Authorization: may this actor call this tool? (audience, then scope, then permission), and the
+listing of the tools an actor may call."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from toolfront.actors import Actor
 from toolfront.errors import MissingPermissionError, MissingScopeError, UnauthenticatedError
@@ -31,3 +34,18 @@ def may_call(*, audience: str, scope: str | None, permission: str | None, actor:
     except (UnauthenticatedError, MissingScopeError, MissingPermissionError):
         return False
     return True
+
+
+#: What a listing shows of each tool (``GET /v1/tools``, ``system.list_tools``).
+LISTED_FIELDS = ("name", "title", "description", "audience", "scope", "annotations", "danger")
+
+
+def callable_tools(tools: list[dict[str, Any]], actor: Actor) -> list[dict[str, Any]]:
+    """The tools ``actor`` may call now (scope held and permission held), in manifest order."""
+    return [
+        {name: tool[name] for name in LISTED_FIELDS}
+        for tool in tools
+        if may_call(
+            audience=tool["audience"], scope=tool["scope"], permission=tool["permission"], actor=actor
+        )
+    ]

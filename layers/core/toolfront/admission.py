@@ -26,9 +26,9 @@ from toolfront.ratelimit import (
     BucketWrite,
     Form,
     RateDecision,
-    RateLimits,
     bucket_id,
 )
+from toolfront.settings import RateLimits
 
 _ATTEMPTS = 6  # form corrections and transaction conflicts; each one is rare
 

@@ -9,8 +9,7 @@ from typing import Any
 
 from toolfront.actors import Actor
 from toolfront.dryrun import dry_run
-from toolfront.inputs import longest_list
-from toolfront.tools import Audience, CallContext, Tool
+from toolfront.tools import CallContext, Tool
 
 logger = logging.getLogger("toolfront.confirmation")
 
@@ -32,10 +31,9 @@ def confirmation_reason(
         return ConfirmationReason.DANGER
     if callable(tool.danger) and _danger_check_says_yes(tool, data, ctx):
         return ConfirmationReason.DANGER_CHECK
-    writes = not tool.is_read_only
-    if writes and tool.audience is Audience.ADMIN and longest_list(data) > batch_confirm_items:
+    if tool.batch_needs_confirmation(data, batch_confirm_items):
         return ConfirmationReason.BATCH_SIZE
-    if writes and actor.requires_approval:
+    if not tool.is_read_only and actor.requires_approval:
         return ConfirmationReason.REQUIRES_APPROVAL
     return None
 

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from toolfront.encoding import strict_json as _encode
 from toolfront.errors import ToolfrontError
-
-_encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode
 
 
 def success_body(data: Any, request_id: str) -> str:

@@ -14,12 +14,12 @@ from toolfront import dynamodb
 from toolfront.access import authorize
 from toolfront.actors import Actor, ActorKind
 from toolfront.approvals import Approval, ApprovalStatus, ApprovalStore
+from toolfront.call import Call, CallResult, Entry
 from toolfront.credentials import redact
 from toolfront.errors import CallRefusedError, ToolError, UnauthenticatedError, UnknownToolError
 from toolfront.idempotency import fingerprint
 from toolfront.keystore import KeyStore
 from toolfront.logs import log_call
-from toolfront.pipeline import Call, CallResult, credential_fields
 from toolfront.registry import Registry
 from toolfront.tools import CallContext, Tool
 
@@ -73,10 +73,10 @@ class ApprovedCallRunner:
             status = 500
         else:
             outcome = self._finish(
-                approval, ApprovalStatus.SUCCEEDED, result=redact(data, fields=credential_fields(tool))
+                approval, ApprovalStatus.SUCCEEDED, result=redact(data, fields=tool.secret_fields)
             )
             status = 200
-        call = Call(tool_name=approval.tool, request_id=approval.approval_id, entry="approval")
+        call = Call(tool_name=approval.tool, request_id=approval.approval_id, entry=Entry.APPROVAL)
         log_call(call, CallResult(status, actor=actor), duration_ms=(time.perf_counter() - started) * 1000)
         return {"status": str(outcome)}
 

@@ -17,14 +17,15 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from toolfront.encoding import canonical_json
 from toolfront.errors import (
     IdempotencyInProgressError,
     IdempotencyKeyReusedError,
     IdempotencyNotSupportedError,
     InvalidIdempotencyKeyError,
 )
-from toolfront.schema import canonical_json
-from toolfront.tools import CONTROL_FIELDS, Tool
+from toolfront.rules import CONTROL_FIELDS
+from toolfront.tools import Tool
 
 KEY_FIELD = "idempotency_key"
 HEADER = "idempotency-key"

@@ -1,4 +1,4 @@
-"""The request body as tool input: size, media type and JSON checks, and list lengths."""
+"""The request body as tool input: size, media type and JSON checks."""
 
 from __future__ import annotations
 
@@ -38,15 +38,6 @@ def is_json_media_type(content_type: str | None) -> bool:
         return False
     media = content_type.split(";", 1)[0].strip().lower()
     return media == "application/json" or (media.startswith("application/") and media.endswith("+json"))
-
-
-def longest_list(value: Any) -> int:
-    """The length of the longest list anywhere in ``value`` (0 when there is none)."""
-    if isinstance(value, list):
-        return max([len(value), *(longest_list(v) for v in value)])
-    if isinstance(value, dict):
-        return max((longest_list(v) for v in value.values()), default=0)
-    return 0
 
 
 def _refuse_constant(name: str) -> Any:

@@ -10,26 +10,22 @@ the metrics into the line's ``_aws`` block costs a few µs (bench/README.md).
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import sys
 import time
 from collections.abc import Collection
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from aws_lambda_powertools.logging import Logger
 
+from toolfront.call import Call, CallResult, Entry
 from toolfront.credentials import mentions_secret_field, redact
+from toolfront.encoding import lenient_json as _encode
+from toolfront.settings import log_settings
 
-if TYPE_CHECKING:
-    from toolfront.pipeline import Call, CallResult
-
-SERVICE = os.environ.get("POWERTOOLS_SERVICE_NAME", "toolfront")
-NAMESPACE = os.environ.get("POWERTOOLS_METRICS_NAMESPACE", "toolfront")
-logger = Logger(service=SERVICE, log_uncaught_exceptions=False)
-_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
+logger = Logger(service=log_settings().service, log_uncaught_exceptions=False)
 _cold = True
 
 
@@ -43,7 +39,7 @@ def log_call(
         "level": "INFO",
         "message": "tool call",
         "timestamp": datetime.now(UTC).isoformat(timespec="milliseconds"),
-        "service": SERVICE,
+        "service": log_settings().service,
         "correlation_id": call.request_id,
         "tool": call.tool_name,
         "entry": call.entry,
@@ -56,7 +52,7 @@ def log_call(
         line["error"] = {"code": result.error.code, "message": result.error.message}
     if result.replayed:
         line["replayed"] = True
-    trace = os.environ.get("_X_AMZN_TRACE_ID")
+    trace = os.environ.get("_X_AMZN_TRACE_ID")  # not a setting: Lambda sets it anew per invocation
     if trace:
         line["xray_trace_id"] = trace.split(";", 1)[0].removeprefix("Root=")
     _add_metrics(line, call, result, duration_ms, cost)
@@ -78,31 +74,37 @@ def _add_metrics(line: dict[str, Any], call: Call, result: CallResult, duration_
     if _cold:
         metrics.append({"Name": "ColdStart", "Unit": "Count"})
         line["ColdStart"], _cold = 1, False
-    if call.entry == "approval":  # a held call that was approved, now run
+    if call.entry is Entry.APPROVAL:  # a held call that was approved, now run
         name = "ApprovalsSucceeded" if result.error is None else "ApprovalsFailed"
         metrics.append({"Name": name, "Unit": "Count"})
         line[name] = 1
     elif result.status == 202 and not result.replayed:
         metrics.append({"Name": "ApprovalsOpened", "Unit": "Count"})
         line["ApprovalsOpened"] = 1
-    directives = [{"Namespace": NAMESPACE, "Dimensions": [["service"]], "Metrics": metrics}]
+    directives = [
+        {"Namespace": log_settings().metrics_namespace, "Dimensions": [["service"]], "Metrics": metrics}
+    ]
     if result.error is not None and result.status >= 400:
         line["ErrorCode"], line["Refusals"] = result.error.code, 1
         refusal = [{"Name": "Refusals", "Unit": "Count"}]
         directives.append(
-            {"Namespace": NAMESPACE, "Dimensions": [["service", "ErrorCode"]], "Metrics": refusal}
+            {
+                "Namespace": log_settings().metrics_namespace,
+                "Dimensions": [["service", "ErrorCode"]],
+                "Metrics": refusal,
+            }
         )
     line["_aws"] = {"Timestamp": int(time.time() * 1000), "CloudWatchMetrics": directives}
 
 
 def emit_metric(name: str, value: float = 1, **dimensions: str) -> None:
     """One metric outside a call (approvals decided or expired), as its own EMF line."""
-    line: dict[str, Any] = {"service": SERVICE, **dimensions, name: value}
+    line: dict[str, Any] = {"service": log_settings().service, **dimensions, name: value}
     line["_aws"] = {
         "Timestamp": int(time.time() * 1000),
         "CloudWatchMetrics": [
             {
-                "Namespace": NAMESPACE,
+                "Namespace": log_settings().metrics_namespace,
                 "Dimensions": [["service", *dimensions]],
                 "Metrics": [{"Name": name, "Unit": "Count"}],
             }

@@ -12,11 +12,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from toolfront.access import may_call
-from toolfront.actors import Actor
-
 MANIFEST_FILE = "manifest.json"
-LISTED_FIELDS = ("name", "title", "description", "audience", "scope", "annotations", "danger")
 
 
 @cache
@@ -25,17 +21,6 @@ def load_manifest() -> dict[str, Any]:
     text = resources.files("toolfront").joinpath(MANIFEST_FILE).read_text(encoding="utf-8")
     manifest: dict[str, Any] = json.loads(text)
     return manifest
-
-
-def callable_tools(tools: list[dict[str, Any]], actor: Actor) -> list[dict[str, Any]]:
-    """The tools ``actor`` may call now (scope held and permission held), in manifest order."""
-    return [
-        {name: tool[name] for name in LISTED_FIELDS}
-        for tool in tools
-        if may_call(
-            audience=tool["audience"], scope=tool["scope"], permission=tool["permission"], actor=actor
-        )
-    ]
 
 
 IDEMPOTENCY_KEY_SCHEMA = {

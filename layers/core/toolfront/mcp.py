@@ -7,26 +7,28 @@ This module and the REST adapter are the only places that map toolfront errors t
 
 from __future__ import annotations
 
-import base64
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from toolfront.access import may_call
 from toolfront.actors import Actor
+from toolfront.encoding import compact_json as _encode
 from toolfront.errors import UnauthenticatedError
-from toolfront.inputs import is_json_media_type
-from toolfront.mcp_shapes import ToolCatalog, result_of_answer
-from toolfront.rest import (
+from toolfront.http import (
     Event,
     Response,
     base_url_of,
+    body_bytes,
     error_response,
     headers_of,
+    method_of,
     request_id_of,
     source_ip_of,
 )
+from toolfront.inputs import is_json_media_type
+from toolfront.mcp_shapes import ToolCatalog, result_of_answer
+from toolfront.remote import ToolCall
 
 HANDSHAKE_VERSIONS = ("2025-03-26", "2025-06-18", "2025-11-25")
 MODERN_VERSION = "2026-07-28"
@@ -42,18 +44,6 @@ INSTRUCTIONS = (
 
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS = -32700, -32600, -32601, -32602
 UNSUPPORTED_VERSION = -32022
-
-
-@dataclass(frozen=True, slots=True)
-class ToolCall:
-    """One ``tools/call`` as the owning family's pipeline will run it."""
-
-    tool: str
-    arguments: dict[str, Any]
-    headers: Mapping[str, str]  # the caller's, for its credentials and Idempotency-Key
-    request_id: str
-    source_ip: str
-    base_url: str
 
 
 #: Runs a tool call where its tool lives; answers (HTTP status, REST envelope).
@@ -82,8 +72,7 @@ class McpEndpoint:
 
     def handle(self, event: Event) -> Response:
         request_id = request_id_of(event)
-        method = str(event.get("requestContext", {}).get("http", {}).get("method", "POST")).upper()
-        if method != "POST":  # stateless: no SSE stream to GET, no session to DELETE
+        if method_of(event) != "POST":  # stateless: no SSE stream to GET, no session to DELETE
             return _http(405, "", request_id, {"allow": "POST"})
         headers = headers_of(event)
         try:
@@ -151,10 +140,6 @@ class McpEndpoint:
         return result_of_answer(status, body)
 
 
-def _encode(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
 def _complete(result: dict[str, Any], modern: bool) -> dict[str, Any]:
     return {**result, "resultType": "complete"} if modern else result
 
@@ -188,9 +173,7 @@ def _message(event: Event, headers: Mapping[str, str]) -> dict[str, Any]:
     content_type = headers.get("content-type")
     if content_type and not is_json_media_type(content_type):
         raise RpcError(INVALID_REQUEST, "send JSON-RPC as application/json", http_status=415)
-    body = event.get("body") or ""
-    if event.get("isBase64Encoded"):
-        body = base64.b64decode(body).decode("utf-8", "replace")
+    body = body_bytes(event) or b""
     try:
         message = json.loads(body)
     except ValueError:

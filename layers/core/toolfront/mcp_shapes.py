@@ -6,12 +6,11 @@ costs a string join, not a JSON encoding of every schema on every request.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from toolfront.encoding import compact_json as _encode
 from toolfront.manifest import offered_input_schema
 
-_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 FINAL_STATUSES = "succeeded, failed, rejected, expired or cancelled"
 
 

@@ -22,6 +22,7 @@ from toolfront.access import authorize
 from toolfront.actors import Actor, ActorKind
 from toolfront.admission import Admission
 from toolfront.authn import presented_credential
+from toolfront.call import Call, CallResult
 from toolfront.confirmation import ConfirmationReason, confirmation_reason
 from toolfront.credentials import (
     carries_credential,
@@ -38,58 +39,19 @@ from toolfront.errors import (
     InternalError,
     InvalidInputError,
     ToolError,
-    ToolfrontError,
     TooManyItemsError,
     UnauthenticatedError,
     UnknownToolError,
 )
 from toolfront.holding import ApprovalDesk
 from toolfront.idempotency import Claim, fingerprint, requested_key, without_control_fields
-from toolfront.inputs import longest_list, parse_body
+from toolfront.inputs import parse_body
 from toolfront.logs import log_call
-from toolfront.ratelimit import cost_of
 from toolfront.registry import Registry
+from toolfront.rules import cost_of, longest_list
 from toolfront.tools import CallContext, Tool
 
 logger = logging.getLogger("toolfront.pipeline")
-
-
-@dataclass(frozen=True, slots=True)
-class Call:
-    """One tool call as an entry hands it over. ``headers`` keys are lower-case.
-
-    REST passes the raw ``body`` and its ``content_type``; entries that already hold parsed
-    arguments (MCP, an approved call) pass ``arguments`` instead.
-    """
-
-    tool_name: str
-    request_id: str
-    headers: Mapping[str, str] = field(default_factory=dict)
-    query: Mapping[str, str] = field(default_factory=dict)
-    body: bytes | None = None
-    content_type: str | None = None
-    arguments: dict[str, Any] | None = None
-    source_ip: str = ""
-    entry: str = "rest"
-    function: str = ""  # the serving function's ARN: the workflow runs an approved call there
-    base_url: str = ""  # where approvers' links point (the API's own address)
-
-
-@dataclass(frozen=True, slots=True)
-class CallResult:
-    """What a call produced: ``data`` on success, else ``error``; ``status`` is its HTTP status.
-
-    ``body`` is the answer's JSON text when the pipeline wrote it (a success, or on a replay the
-    first answer exactly, its request id included).
-    """
-
-    status: int
-    data: dict[str, Any] | None = None
-    error: ToolfrontError | None = None
-    headers: Mapping[str, str] = field(default_factory=dict)
-    actor: Actor | None = None
-    body: str | None = None
-    replayed: bool = False
 
 
 @dataclass(slots=True)
@@ -253,7 +215,7 @@ class CallPipeline:
             request_id=call.request_id,
             function=call.function,
             base_url=call.base_url,
-            fields=credential_fields(tool),
+            fields=tool.secret_fields,
             client_token_hash=progress.client_token_hash,
         )
         body = success_body(data, call.request_id)
@@ -277,7 +239,7 @@ class CallPipeline:
                 self._admission.release(claim)
             raise
         # The JSON text is searched first (fast, in C); the walks run only when it could matter.
-        fields = credential_fields(tool)
+        fields = tool.secret_fields
         if mentions_secret_field(body, fields) and carries_credential(data, fields):
             if claim is not None:  # handed out once, never written anywhere
                 self._admission.release(claim)
@@ -300,10 +262,6 @@ def _safe_credential(headers: Mapping[str, str]) -> str | None:
 def _client_token(tool: Tool, arguments: Mapping[str, Any]) -> str | None:
     token = arguments.get(tool.client_token) if tool.client_token else None
     return token if isinstance(token, str) and token else None
-
-
-def credential_fields(tool: Tool) -> tuple[str, ...]:
-    return (*tool.credentials, *((tool.client_token,) if tool.client_token else ()))
 
 
 def _check_max_items(tool: Tool, arguments: dict[str, Any]) -> None:
@@ -335,7 +293,7 @@ def _check_input(tool: Tool, arguments: dict[str, Any]) -> None:
 
 def _scrubbed(error: ToolError, tool: Tool, secrets: list[str]) -> ToolError:
     """A handler's refusal without the call's secrets in its message or details."""
-    fields = credential_fields(tool)
+    fields = tool.secret_fields
     message = redact(error.message, secrets=secrets)
     details = redact(error.details, fields=fields, secrets=secrets)
     if message == error.message and details == error.details:

@@ -23,51 +23,14 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from toolfront.actors import Actor, ActorKind
-from toolfront.inputs import longest_list
-from toolfront.tools import Audience, Tool
+from toolfront.actors import Actor
 
 WINDOW_US = 60_000_000  # the bucket holds one minute's limit
 _SEEN_BUCKETS = 4096
 
 
-@dataclass(frozen=True, slots=True)
-class RateLimits:
-    """Units per minute by kind of caller (DESIGN.md section 6 defaults)."""
-
-    admin_per_minute: int = 600
-    public_token_per_minute: int = 60
-    public_ip_per_minute: int = 30
-    fail_open: bool = False  # when the table is unavailable: False answers 503, True lets calls through
-
-    def for_actor(self, actor: Actor) -> int:
-        if actor.rate_limit is not None:
-            return actor.rate_limit
-        if actor.kind is ActorKind.CLIENT:
-            return self.public_token_per_minute
-        if actor.kind is ActorKind.ANONYMOUS:
-            return self.public_ip_per_minute
-        return self.admin_per_minute
-
-
 def bucket_id(actor: Actor) -> str:
     return f"{actor.kind}#{actor.id}"
-
-
-def cost_of(tool: Tool, raw_input: Any) -> int:
-    """Units one call costs: the fixed cost, the cost function's answer, or the default rule."""
-    if isinstance(tool.cost, int):
-        return tool.cost
-    if callable(tool.cost):
-        try:
-            cost = tool.cost(raw_input)
-        except Exception:  # the spec: a failing cost function falls back to the default rule
-            cost = None
-        if isinstance(cost, int) and not isinstance(cost, bool) and cost >= 1:
-            return cost
-    if tool.audience is Audience.ADMIN and not tool.is_read_only:
-        return max(1, math.ceil(longest_list(raw_input) / 50))
-    return 1
 
 
 class Form(StrEnum):

@@ -15,6 +15,8 @@ from typing import Any
 
 import jsonschema_rs
 
+from toolfront.encoding import canonical_json
+
 SUPPORTED_KEYWORDS = frozenset(
     {
         "type",
@@ -48,11 +50,6 @@ SUPPORTED_FORMATS = frozenset({"date-time", "date", "email", "uri", "uuid"})
 #: Distinct schemas whose check result is remembered. Tools declare static schemas, so a process
 #: sees a few dozen; the bound only matters for a schema rebuilt from changing data.
 CHECK_CACHE_SIZE = 512
-
-
-def canonical_json(value: Any) -> str:
-    """The canonical JSON text of ``value``: sorted keys, no spaces, no NaN or Infinity."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
 def check_schema(schema: Any, *, require_object: bool = True) -> tuple[str, ...]:

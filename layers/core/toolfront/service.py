@@ -1,12 +1,13 @@
-"""Wiring: the objects a function needs, built from the settings once per process, on first use.
+"""The composition root: the objects a function needs, built from the settings once per process, on
+first use, and the ``lambda_handler`` every family exports.
 
 ``family_handler(FAMILY, api_tools)`` is what a family's ``app.py`` exports as its ``lambda_handler``:
-it serves the family's REST route and runs the approval workflow's ``execute`` task.
+it serves the family's REST route, the MCP calls the gateway routes to it, and the approval
+workflow's ``execute`` task. Nothing here runs at import: the first request builds what it needs.
 """
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable
 from functools import cache
 from types import SimpleNamespace
@@ -15,21 +16,24 @@ from typing import Any
 from toolfront.admission import Admission
 from toolfront.approvals import ApprovalStore
 from toolfront.authn import Authenticator
+from toolfront.call import Call, CallResult
 from toolfront.cognito import CognitoVerifier
 from toolfront.decisions import Decisions
-from toolfront.dispatch import CALL_TASK, pipeline_call
 from toolfront.errors import ConfigurationError
 from toolfront.execution import ApprovedCallRunner
 from toolfront.holding import ApprovalDesk
+from toolfront.http import Event, Response
 from toolfront.keystore import DynamoDBKeyStore
-from toolfront.pipeline import Call, CallPipeline, CallResult
+from toolfront.pipeline import CallPipeline
 from toolfront.registry import Registry
-from toolfront.rest import Event, Response, RestAdapter, result_response
-from toolfront.settings import current
+from toolfront.remote import CALL_TASK, EXECUTE_TASK, TASK_FIELD, pipeline_call
+from toolfront.rest import RestAdapter, result_response
+from toolfront.settings import Settings, current
+from toolfront.system_tools import system_tools
 from toolfront.tools import Tool
 from toolfront.workflow import Workflow
 
-TASK_FIELD = "toolfront_task"  # marks a Step Functions task event (DESIGN: statemachines/approval.asl.json)
+_NO_APPROVALS = "TOOLFRONT_APPROVAL_STATE_MACHINE_ARN is not set: no approvals here"
 
 
 @cache
@@ -68,7 +72,7 @@ def workflow() -> Workflow | None:
 def decisions() -> Decisions:
     store, flow = approval_store(), workflow()
     if store is None or flow is None:
-        raise ConfigurationError("TOOLFRONT_APPROVAL_STATE_MACHINE_ARN is not set: no approvals here")
+        raise ConfigurationError(_NO_APPROVALS)
     return Decisions(store, flow)
 
 
@@ -77,6 +81,11 @@ def approval_desk() -> ApprovalDesk | None:
     if approvals is None or store is None or flow is None:
         return None
     return ApprovalDesk(store, flow, approvals.lifetime_seconds)
+
+
+def core_tools() -> list[Tool]:
+    """Core's ``system.*`` tools, wired to this process's approvals."""
+    return system_tools(approvals=approval_store, decisions=decisions)
 
 
 def pipeline_for(registry: Registry) -> CallPipeline:
@@ -92,42 +101,47 @@ def pipeline_for(registry: Registry) -> CallPipeline:
 
 
 def reset() -> None:
-    """Forget every process-wide object (tests, and the local stack when its endpoints change)."""
+    """Forget every process-wide object (tests, and the local stack when its endpoints change).
+
+    Pipelines need no forgetting: each handler rebuilds its own when the settings object changes.
+    """
     current.cache_clear()
     for built in (key_store, authenticator, admission, approval_store, workflow):
         built.cache_clear()
-    for handler in list(_HANDLERS):
-        handler.forget_pipeline()
-
-
-_HANDLERS: weakref.WeakSet[FamilyHandler] = weakref.WeakSet()
 
 
 class FamilyHandler:
-    """A family function's ``lambda_handler``: the REST route, and the workflow's ``execute`` task."""
+    """A family function's ``lambda_handler``: the REST route, MCP calls routed here, and the
+    workflow's ``execute`` task, all through the one pipeline this handler owns."""
 
     def __init__(self, family: str, api_tools: Callable[[], list[Tool]], *, core: bool = False) -> None:
         if core:  # the gateway: core's own system.* tools
             self.registry = Registry.from_modules([], core_tools=api_tools())
         else:
             self.registry = Registry.from_modules([SimpleNamespace(FAMILY=family, api_tools=api_tools)])
-        self._adapter = RestAdapter(lambda: pipeline_for(self.registry))
-        _HANDLERS.add(self)
+        self._built: tuple[Settings, CallPipeline] | None = None
+        self._rest = RestAdapter(self.pipeline)
 
-    def forget_pipeline(self) -> None:
-        self._adapter.forget_pipeline()
+    def pipeline(self) -> CallPipeline:
+        """This function's pipeline, built on first use (never at import: no AWS at init) and again
+        whenever the process's settings were read anew (tests, the local stack)."""
+        settings = current()
+        built = self._built
+        if built is None or built[0] is not settings:
+            built = self._built = (settings, pipeline_for(self.registry))
+        return built[1]
 
     def __call__(self, event: Event, context: Any = None) -> Any:
         task = event.get(TASK_FIELD)
-        if task == "execute":
+        if task == EXECUTE_TASK:
             return self.run_approved(str(event["approval_id"]))
         if task == CALL_TASK:  # an MCP tools/call the gateway routed here
             return self.run_call(event, context)
-        return self._adapter.handle(event, context)
+        return self._rest.handle(event, context)
 
     def run(self, call: Call) -> CallResult:
         """Run one call through this function's pipeline."""
-        return self._adapter.pipeline().run(call)
+        return self.pipeline().run(call)
 
     def run_call(self, event: Event, context: Any = None) -> Response:
         call = pipeline_call(event, str(getattr(context, "invoked_function_arn", "") or ""))
@@ -136,7 +150,7 @@ class FamilyHandler:
     def run_approved(self, approval_id: str) -> dict[str, Any]:
         store = approval_store()
         if store is None:
-            raise RuntimeError("TOOLFRONT_APPROVAL_STATE_MACHINE_ARN is not set: no approvals here")
+            raise ConfigurationError(_NO_APPROVALS)
         return ApprovedCallRunner(self.registry, store, key_store()).run(approval_id)
 
 

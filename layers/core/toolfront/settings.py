@@ -10,8 +10,27 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
 
+from toolfront.actors import Actor, ActorKind
 from toolfront.errors import ConfigurationError
-from toolfront.ratelimit import RateLimits
+
+
+@dataclass(frozen=True, slots=True)
+class RateLimits:
+    """Units per minute by kind of caller (the defaults of every deployment)."""
+
+    admin_per_minute: int = 600
+    public_token_per_minute: int = 60
+    public_ip_per_minute: int = 30
+    fail_open: bool = False  # when the table is unavailable: False answers 503, True lets calls through
+
+    def for_actor(self, actor: Actor) -> int:
+        if actor.rate_limit is not None:
+            return actor.rate_limit
+        if actor.kind is ActorKind.CLIENT:
+            return self.public_token_per_minute
+        if actor.kind is ActorKind.ANONYMOUS:
+            return self.public_ip_per_minute
+        return self.admin_per_minute
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +65,7 @@ class Settings:
     limits: RateLimits = field(default_factory=RateLimits)
     idempotency_lease_seconds: int = 60
     approvals: ApprovalSettings | None = None  # None: held calls answer 501 (no workflow deployed)
+    function_prefix: str = ""  # a family's function is <prefix><family> (MCP routes calls there)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -65,6 +85,7 @@ class Settings:
             ),
             idempotency_lease_seconds=_integer(env, "TOOLFRONT_IDEMPOTENCY_LEASE_SECONDS", 60, low=1),
             approvals=_approvals(env),
+            function_prefix=env.get("TOOLFRONT_FUNCTION_PREFIX", "").strip(),
         )
 
 
@@ -72,6 +93,31 @@ class Settings:
 def current() -> Settings:
     """The process's settings, read on first use (never at import time)."""
     return Settings.from_env()
+
+
+@dataclass(frozen=True, slots=True)
+class LogSettings:
+    """What every log line and metric is filed under (Powertools' own variables, so its Logger agrees).
+
+    Apart from ``Settings`` because a log line must be writable before (and without) the tables'
+    settings, e.g. for the line of a call refused by a broken setting.
+    """
+
+    service: str = "toolfront"
+    metrics_namespace: str = "toolfront"
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> LogSettings:
+        env = os.environ if environ is None else environ
+        return cls(
+            service=env.get("POWERTOOLS_SERVICE_NAME", "").strip() or "toolfront",
+            metrics_namespace=env.get("POWERTOOLS_METRICS_NAMESPACE", "").strip() or "toolfront",
+        )
+
+
+@cache
+def log_settings() -> LogSettings:
+    return LogSettings.from_env()
 
 
 def _required(env: Mapping[str, str], name: str) -> str:

@@ -1,17 +1,20 @@
 """Core's own ``system.*`` tools: who am I, what may I call, and my held calls (read, cancel, confirm).
 
 They skip the scope and permission checks (a module's ``system.*`` tools are ignored for that
-reason) and are served by the gateway function.
+reason) and are served by the gateway function; the composition root hands them the approvals.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+from toolfront.access import callable_tools
 from toolfront.actors import Actor, ActorKind
-from toolfront.approvals import Approval
-from toolfront.errors import NotFoundError, UnauthenticatedError
-from toolfront.manifest import callable_tools, load_manifest
+from toolfront.approvals import Approval, ApprovalStore
+from toolfront.decisions import Decisions
+from toolfront.errors import ConfigurationError, NotFoundError, UnauthenticatedError
+from toolfront.manifest import load_manifest
 from toolfront.tools import CallContext, Tool
 
 _APPROVAL_ID = {"type": "string", "minLength": 1, "maxLength": 100, "description": "From the 202 answer."}
@@ -32,43 +35,58 @@ def list_tools(data: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
     return {"tools": callable_tools(all_tools(), ctx.actor or Actor(ActorKind.ANONYMOUS, ""))}
 
 
-def _own_approval(data: dict[str, Any], ctx: CallContext) -> Approval:
-    """The caller's approval: a key of the same principal, the same Cognito sub, or the same client token."""
-    from toolfront import service  # deferred: service imports the pipeline, which imports registries
+def _unwired() -> Any:
+    raise ConfigurationError("core's system tools were built without their approvals (see wiring)")
 
-    store = service.approval_store()
-    actor = ctx.actor
-    approval = store.get(data["approval_id"]) if store else None
-    if actor is not None and actor.kind is ActorKind.ANONYMOUS and ctx.client_token_hash:
-        actor = Actor(ActorKind.CLIENT, ctx.client_token_hash)
-    if approval is None or actor is None or not approval.requester.same_as(actor):
+
+class _HeldCalls:
+    """The handlers that read, cancel and confirm held calls, over the approvals they are given."""
+
+    def __init__(
+        self, approvals: Callable[[], ApprovalStore | None], decisions: Callable[[], Decisions]
+    ) -> None:
+        self._approvals = approvals
+        self._decisions = decisions
+
+    def _own_approval(self, data: dict[str, Any], ctx: CallContext) -> Approval:
+        """The caller's approval: a key of the same principal, the same Cognito sub, or the same
+        client token. Nobody is refused before any read, so no approval is fetched for nobody."""
+        actor = ctx.actor
+        if actor is not None and actor.kind is ActorKind.ANONYMOUS and ctx.client_token_hash:
+            actor = Actor(ActorKind.CLIENT, ctx.client_token_hash)
         if actor is None or actor.kind is ActorKind.ANONYMOUS:
             raise UnauthenticatedError("send the key of the call, or its session_token, to read an approval")
-        raise NotFoundError("there is no such approval")  # another requester's: existence not revealed
-    return approval
+        store = self._approvals()
+        approval = store.get(data["approval_id"]) if store else None
+        if approval is None or not approval.requester.same_as(actor):
+            raise NotFoundError("there is no such approval")  # another requester's: existence not revealed
+        return approval
+
+    def get_approval(self, data: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
+        return self._own_approval(data, ctx).describe()
+
+    def cancel_approval(self, data: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
+        approval = self._own_approval(data, ctx)
+        return self._decisions().cancel(approval).describe()
+
+    def confirm_call(self, data: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
+        decided = self._decisions().decide(
+            data["approval_id"],
+            data["code"],
+            "approve",
+            by="client",
+            client_token_hash=ctx.client_token_hash,
+        )
+        return decided.describe()
 
 
-def get_approval(data: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
-    return _own_approval(data, ctx).describe()
-
-
-def cancel_approval(data: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
-    from toolfront import service
-
-    approval = _own_approval(data, ctx)
-    return service.decisions().cancel(approval).describe()
-
-
-def confirm_call(data: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
-    from toolfront import service
-
-    decided = service.decisions().decide(
-        data["approval_id"], data["code"], "approve", by="client", client_token_hash=ctx.client_token_hash
-    )
-    return decided.describe()
-
-
-def system_tools() -> list[Tool]:
+def system_tools(
+    approvals: Callable[[], ApprovalStore | None] = _unwired,
+    decisions: Callable[[], Decisions] = _unwired,
+) -> list[Tool]:
+    """Core's tools; ``approvals`` and ``decisions`` give the process's approval store and decisions
+    (the composition root passes its own; the manifest needs only the declarations)."""
+    held = _HeldCalls(approvals, decisions)
     by_id = {"approval_id": _APPROVAL_ID}
     optional_session = {
         "type": "object",
@@ -98,7 +116,7 @@ def system_tools() -> list[Tool]:
         Tool.new(
             name="system.get_approval",
             audience="public",
-            handler=get_approval,
+            handler=held.get_approval,
             title="Get a held call",
             description="Answers a held call's approval: status (pending, approved, rejected, expired, "
             "succeeded, failed, cancelled), and once run its result or error. Poll it after a "
@@ -111,7 +129,7 @@ def system_tools() -> list[Tool]:
         Tool.new(
             name="system.cancel_approval",
             audience="public",
-            handler=cancel_approval,
+            handler=held.cancel_approval,
             title="Cancel a held call",
             description="Withdraws a call that still waits for confirmation; it will never run. Send the "
             "key of the call, or for a guest call its session_token.",
@@ -122,7 +140,7 @@ def system_tools() -> list[Tool]:
         Tool.new(
             name="system.confirm_call",
             audience="public",
-            handler=confirm_call,
+            handler=held.confirm_call,
             title="Confirm a guest call",
             description="Confirms a held guest call with the code its owner received (e.g. a newsletter "
             "double opt-in), from the same session that made the call. A wrong code or session is "

@@ -16,14 +16,12 @@ from typing import Any
 
 from toolfront.actors import Actor
 from toolfront.errors import ToolDefinitionError
+from toolfront.rules import CONTROL_FIELDS, ToolRules
 from toolfront.schema import check_schema
 from toolfront.validation import InputError, InputValidator, validator_for
 
 NAME_MAX_LENGTH = 100
 COST_MAX = 1000
-SYSTEM_NAMESPACE = "system"
-#: Control fields core adds to inputs; a tool's own schema may not declare them.
-CONTROL_FIELDS = frozenset({"idempotency_key"})
 
 # <namespace>.<verb>_<noun>: one dot; the part after it is a verb and one or more _words.
 _NAME = re.compile(r"[a-z][a-z0-9_]*\.[a-z][a-z0-9]*(?:_[a-z0-9]+)+")
@@ -79,7 +77,7 @@ Cost = int | CostFunction | None
 
 
 @dataclass(frozen=True, slots=True)
-class Tool:
+class Tool(ToolRules):
     """One operation, declared with the fields of the tool spec (snake_case)."""
 
     name: str
@@ -129,19 +127,6 @@ class Tool:
     def problems(self) -> list[str]:
         """Every rule of the tool spec this tool breaks (empty when it is valid)."""
         return _problems(self)
-
-    @property
-    def is_system(self) -> bool:
-        return self.name.split(".", 1)[0] == SYSTEM_NAMESPACE
-
-    @property
-    def is_read_only(self) -> bool:
-        return self.annotations.read_only
-
-    @property
-    def offers_idempotency(self) -> bool:
-        """Whether a retry with the same ``idempotency_key`` gets the first answer back."""
-        return self.replay and not self.annotations.read_only
 
     def validate_input(self, instance: Any) -> tuple[InputError, ...]:
         """Every error in ``instance`` against the input schema (empty when valid)."""

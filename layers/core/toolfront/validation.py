@@ -16,7 +16,8 @@ from typing import Any, NamedTuple
 
 import jsonschema_rs
 
-from toolfront.schema import SUPPORTED_KEYWORDS, canonical_json
+from toolfront.encoding import canonical_json
+from toolfront.schema import SUPPORTED_KEYWORDS
 
 #: Distinct compiled validators kept per process (tools sharing a schema share one).
 VALIDATOR_CACHE_SIZE = 512
