@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tests.http.conftest import Api  # noqa: E402
-from toolfront.keystore import DynamoDBKeyStore, issue_key  # noqa: E402
+from toolfront.auth.keystore import DynamoDBKeyStore, issue_key  # noqa: E402
 from toolfront_dev.aws import moto_client  # noqa: E402
 from toolfront_dev.outbox import outbox_links  # noqa: E402
 from toolfront_dev.stack import LocalStack  # noqa: E402

@@ -155,7 +155,7 @@ def make_modules(distinct: int = N_SCHEMAS) -> list[Any]:
 def child_build(distinct: int) -> None:
     """Print the build and manifest times (ms) of the 200 generated tools, as JSON."""
     from toolfront import Registry
-    from toolfront.schema import check_cache_info
+    from toolfront.tools.schema import check_cache_info
 
     modules = make_modules(distinct)
     clock = time.perf_counter_ns

@@ -20,8 +20,8 @@ from harness import Section, Spec, measure_section
 from jsonschema import Draft202012Validator
 
 import toolfront
-from toolfront import schema as tf_schema
-from toolfront import validation as tf_validation
+from toolfront.tools import schema as tf_schema
+from toolfront.tools import validation as tf_validation
 
 fastjsonschema: types.ModuleType | None
 try:

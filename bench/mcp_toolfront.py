@@ -57,9 +57,9 @@ def manifest_entries() -> list[dict[str, Any]]:
 
 
 def toolfront_endpoint() -> tuple[Any, StubCaller]:
-    from toolfront.authn import Authenticator
-    from toolfront.mcp import McpEndpoint
-    from toolfront.mcp_shapes import ToolCatalog
+    from toolfront.adapters.mcp.endpoint import McpEndpoint
+    from toolfront.adapters.mcp.results import ToolCatalog
+    from toolfront.auth.authenticator import Authenticator
 
     stub = StubCaller()
     authenticator = Authenticator(NeverCalledStore())  # type: ignore[arg-type]

@@ -81,7 +81,7 @@ def child_first_call(
 
     ``gc_import`` holds the collections (generation, ms) during the import; ``gc_log`` keeps growing.
     """
-    from toolfront import aws
+    from toolfront.aws import clients as aws
 
     clock = time.perf_counter_ns
     t0 = clock()

@@ -53,7 +53,7 @@ OWNER = "events-admin"
 
 def bench_tables(event: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     """The key of ``event``, its owner with the catalogue permission, and the product it asks for."""
-    from toolfront.keys import hash_secret, parse_key
+    from toolfront.auth.keys import hash_secret, parse_key
 
     parsed = parse_key(event["headers"]["authorization"].split(" ", 1)[1])
     if parsed is None:
@@ -149,7 +149,9 @@ def bench_environment() -> Iterator[None]:
 
 
 def _reset_toolfront() -> None:
-    from toolfront import aws, service, settings
+    from toolfront import settings
+    from toolfront import wiring as service
+    from toolfront.aws import clients as aws
 
     aws.reset_clients()
     settings.current.cache_clear()
@@ -162,8 +164,8 @@ def _reset_toolfront() -> None:
 @contextmanager
 def log_stream(stream: Any) -> Iterator[None]:
     """Point toolfront's logs at ``stream``: its Powertools Logger (kept at INFO) and the per-call
-    line, which toolfront.logs writes to stdout itself."""
-    from toolfront.logs import logger
+    line, which toolfront.calls.logs writes to stdout itself."""
+    from toolfront.calls.logs import logger
 
     handler = logger.registered_handler
     if not isinstance(handler, logging.StreamHandler):
@@ -196,7 +198,7 @@ def recording(client: Any) -> Iterator[list[tuple[str, dict[str, Any]]]]:
 
 
 def event_headers(event: dict[str, Any]) -> dict[str, str]:
-    from toolfront.http import headers_of
+    from toolfront.adapters.http import headers_of
 
     return headers_of(event)
 

@@ -107,7 +107,7 @@ def timing_requests(client: Any, names: list[str]) -> Iterator[list[int]]:
 
 def in_process_rows(quick: bool) -> tuple[list[Row], dict[str, Any]]:
     """Measure both apps and botocore's per-request cost side by side; derive the own times."""
-    from toolfront import aws
+    from toolfront.aws import clients as aws
 
     event = load_event()
     ctx = FakeContext()
@@ -126,10 +126,10 @@ def _measure(
 ) -> tuple[list[Row], dict[str, Any]]:
     from botocore import xform_name
 
-    from toolfront import service
-    from toolfront.call import CallResult
-    from toolfront.logs import log_call
-    from toolfront.rest import call_of
+    from toolfront import wiring as service
+    from toolfront.adapters.rest import call_of
+    from toolfront.calls.call import CallResult
+    from toolfront.calls.logs import log_call
 
     n = QUICK_N if quick else FULL_N
     tf_app = load_family("catalogue")

@@ -28,7 +28,7 @@ def sanity_check(
     """Fail loudly unless both sides answer the product, refuse a bad sku, and count as expected."""
     import io
 
-    from toolfront import service
+    from toolfront import wiring as service
 
     found: dict[str, Any] = {}
     bad = {**event, "body": json.dumps({"sku": "-not a sku"})}

@@ -11,7 +11,7 @@ from typing import Any
 import boto3
 from cfnlint.decode import decode
 
-from toolfront.keystore import DynamoDBKeyStore, issue_key
+from toolfront.auth.keystore import DynamoDBKeyStore, issue_key
 
 ROOT = Path(__file__).resolve().parents[1]
 TABLE_ENV = {

@@ -13,8 +13,8 @@ import pytest
 from moto import mock_aws
 
 from tests.aws import TABLE_ENV, create_tables
-from toolfront import aws as toolfront_aws
-from toolfront import service
+from toolfront import wiring as service
+from toolfront.aws import clients as toolfront_aws
 from toolfront_dev.moto_atomic import make_dynamodb_atomic
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -34,7 +34,7 @@ _FORMATS: dict[str, st.SearchStrategy[str]] = {
 
 
 def instances(schema: Any) -> st.SearchStrategy[Any]:
-    """Values ``schema`` accepts (for the supported keyword set of toolfront.schema)."""
+    """Values ``schema`` accepts (for the supported keyword set of toolfront.tools.schema)."""
     if schema is True or schema == {}:
         return JSON_VALUES
     if "const" in schema:

@@ -13,7 +13,7 @@ _DURATION = re.compile(r"([0-9]+)([smhd])")
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 # Far beyond any sensible key lifetime, and well inside what datetime arithmetic can represent.
 MAX_DURATION = timedelta(days=36500)
-# The grammar of toolfront.tools' scopes and permissions, plus the two wildcards keys may hold.
+# The grammar of toolfront.tools.definition' scopes and permissions, plus the two wildcards keys may hold.
 _KEY_SCOPE = re.compile(r"[a-z][a-z0-9_]*\.(?:\*|[a-z][a-z0-9_]*:(?:\*|[a-z][a-z0-9_]*))")
 _PERMISSION = re.compile(r"[a-z][a-z0-9_.:-]{0,99}")
 SCOPE_FORMS = "<module>.<resource>:<action>, <module>.<resource>:* or <module>.*"

@@ -9,9 +9,9 @@ import argparse
 import dataclasses
 from datetime import UTC, datetime
 
+from toolfront.auth.keys import KeyRecord
+from toolfront.auth.keystore import issue_key
 from toolfront.errors import ToolError
-from toolfront.keys import KeyRecord
-from toolfront.keystore import issue_key
 from toolfront_dev.arguments import SCOPE_FORMS, duration_type, principal_type, scope_type
 from toolfront_dev.command import Command, add_json_flag, command_group
 from toolfront_dev.errors import CommandError

@@ -6,8 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from toolfront.openapi import openapi_document
-from toolfront.system_tools import SYSTEM_MANIFEST
+from toolfront.adapters.openapi.document import openapi_document
+from toolfront.tools.system import SYSTEM_MANIFEST
 from toolfront_dev.command import Command
 from toolfront_dev.commands_tools import add_project_argument, declared_tools
 from toolfront_dev.output import print_json

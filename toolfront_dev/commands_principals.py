@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 from datetime import UTC, datetime
 
-from toolfront.keys import PrincipalRecord
+from toolfront.auth.keys import PrincipalRecord
 from toolfront_dev.arguments import permission_type, principal_type
 from toolfront_dev.command import Command, add_json_flag, command_group
 from toolfront_dev.output import print_json

@@ -13,8 +13,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from toolfront.manifest import MANIFEST_FILE
-from toolfront.registry import Registry
+from toolfront.tools.manifest import MANIFEST_FILE
+from toolfront.tools.registry import Registry
 
 FUNCTIONS_DIR = "functions"
 MANIFEST_PATH = Path("layers/core/toolfront") / MANIFEST_FILE

@@ -14,8 +14,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from toolfront.keys import parse_key
-from toolfront.keystore import KeyStore, issue_key
+from toolfront.auth.keys import parse_key
+from toolfront.auth.keystore import KeyStore, issue_key
 from toolfront_dev.arguments import permission_problem, scope_problem
 from toolfront_dev.errors import SeedError
 

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from toolfront.auth.keystore import DynamoDBKeyStore
 from toolfront.errors import StoreUnavailableError
-from toolfront.keystore import DynamoDBKeyStore
 from toolfront_dev.errors import CommandError
 
 # Logical ids in template.yaml (dev.json's "tables").

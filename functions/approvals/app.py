@@ -13,20 +13,21 @@ from urllib.parse import parse_qs
 
 from pages import PAGE_HEADERS, ApprovalView, approval_page, decided_page, problem_page, status_page
 
-from toolfront import dynamodb
-from toolfront.approvals import Approval, ApprovalStatus, ApprovalStore, hash_code, new_code
-from toolfront.credentials import refuse_credentials_in_url
-from toolfront.decisions import Decisions
+from toolfront.adapters.http import headers_of, request_id_of
+from toolfront.approvals.decisions import Decisions
+from toolfront.approvals.notify import notify_approvers
+from toolfront.approvals.records import Approval, ApprovalStatus, hash_code, new_code
+from toolfront.approvals.runner import FAILED_WITHOUT_DETAIL
+from toolfront.approvals.store import ApprovalStore
+from toolfront.approvals.workflow import Workflow
+from toolfront.aws import dynamodb
+from toolfront.calls.logs import emit_metric
+from toolfront.calls.redaction import refuse_credentials_in_url
 from toolfront.errors import CallRefusedError
-from toolfront.execution import FAILED_WITHOUT_DETAIL
-from toolfront.http import headers_of, request_id_of
-from toolfront.logs import emit_metric
-from toolfront.manifest import load_manifest
-from toolfront.notify import notify_approvers
 from toolfront.settings import ApprovalSettings, current
-from toolfront.workflow import Workflow
+from toolfront.tools.manifest import load_manifest
 
-logger = logging.getLogger("toolfront.approvals")
+logger = logging.getLogger("toolfront.approvals.records")
 TASK_FIELD = "toolfront_task"
 PROBLEM_TITLES = {
     400: "Choose approve or reject",

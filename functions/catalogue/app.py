@@ -10,8 +10,8 @@ import os
 from typing import Any
 
 from toolfront import CallContext, Tool, ToolError
-from toolfront.aws import client
-from toolfront.service import family_handler
+from toolfront.aws.clients import client
+from toolfront.wiring import family_handler
 
 FAMILY = "catalogue"
 SCOPE_READ = "catalogue.products:read"

@@ -7,11 +7,7 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from toolfront.access import callable_tools
-from toolfront.call import Call, Entry
-from toolfront.dispatch import ToolRouter
-from toolfront.errors import CallRefusedError, UnknownToolError
-from toolfront.http import (
+from toolfront.adapters.http import (
     base_url_of,
     error_response,
     headers_of,
@@ -19,12 +15,16 @@ from toolfront.http import (
     request_id_of,
     source_ip_of,
 )
-from toolfront.mcp import McpEndpoint
-from toolfront.mcp_shapes import ToolCatalog
-from toolfront.rest import result_response
-from toolfront.service import authenticator, core_tools, family_handler
+from toolfront.adapters.mcp.endpoint import McpEndpoint
+from toolfront.adapters.mcp.results import ToolCatalog
+from toolfront.adapters.mcp.router import ToolRouter
+from toolfront.adapters.rest import result_response
+from toolfront.auth.access import callable_tools
+from toolfront.calls.call import Call, Entry
+from toolfront.errors import CallRefusedError, UnknownToolError
 from toolfront.settings import current
-from toolfront.system_tools import all_tools
+from toolfront.tools.system import all_tools
+from toolfront.wiring import authenticator, core_tools, family_handler
 
 system = family_handler("core", core_tools, core=True)
 
@@ -67,7 +67,9 @@ def get_approval(event: dict[str, Any], request_id: str) -> dict[str, Any]:
 
 def openapi(event: dict[str, Any], request_id: str) -> dict[str, Any]:
     """``GET /v1/openapi.json``: the OpenAPI 3.1 document of every tool."""
-    from toolfront.openapi import openapi_document  # deferred: only these two routes need it
+    from toolfront.adapters.openapi.document import (
+        openapi_document,  # deferred: only these two routes need it
+    )
 
     document = openapi_document(all_tools(), server_url=base_url_of(event) or None)
     return json_response(200, document, request_id)
@@ -75,8 +77,8 @@ def openapi(event: dict[str, Any], request_id: str) -> dict[str, Any]:
 
 def docs(event: dict[str, Any], request_id: str) -> dict[str, Any]:
     """``GET /v1/docs``: the API for people, one self-contained page."""
-    from toolfront.docs import docs_page
-    from toolfront.openapi import openapi_document
+    from toolfront.adapters.openapi.document import openapi_document
+    from toolfront.adapters.openapi.page import docs_page
 
     page = docs_page(openapi_document(all_tools(), server_url=base_url_of(event) or None))
     return {

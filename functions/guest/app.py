@@ -8,9 +8,9 @@ import time
 from typing import Any
 
 from toolfront import CallContext, Tool, ToolError
-from toolfront.aws import client
-from toolfront.credentials import hash_client_token
-from toolfront.service import family_handler
+from toolfront.aws.clients import client
+from toolfront.calls.redaction import hash_client_token
+from toolfront.wiring import family_handler
 
 FAMILY = "guest"
 SESSION_DAYS = 30

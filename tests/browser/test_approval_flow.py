@@ -15,7 +15,7 @@ from playwright.sync_api import Browser, Page
 
 from tests.browser.conftest import PHONE
 from tests.http.conftest import Api
-from toolfront.keystore import DynamoDBKeyStore, issue_key
+from toolfront.auth.keystore import DynamoDBKeyStore, issue_key
 from toolfront_dev.aws import moto_client
 from toolfront_dev.outbox import outbox_links
 from toolfront_dev.stack import LocalStack

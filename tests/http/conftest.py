@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from toolfront.keystore import DynamoDBKeyStore
+from toolfront.auth.keystore import DynamoDBKeyStore
 from toolfront_dev.aws import moto_client
 from toolfront_dev.stack import LocalStack
 

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from tests.http.conftest import Api, Reply
-from toolfront import service
-from toolfront.keystore import DynamoDBKeyStore, issue_key
+from toolfront import wiring as service
+from toolfront.auth.keystore import DynamoDBKeyStore, issue_key
 from toolfront_dev.aws import moto_client
 from toolfront_dev.outbox import outbox_links
 from toolfront_dev.stack import LocalStack

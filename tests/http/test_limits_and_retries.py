@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from tests.http.conftest import Api
-from toolfront.credentials import hash_client_token
-from toolfront.keystore import DynamoDBKeyStore, issue_key
+from toolfront.auth.keystore import DynamoDBKeyStore, issue_key
+from toolfront.calls.redaction import hash_client_token
 from toolfront_dev.aws import moto_client
 from toolfront_dev.stack import LocalStack
 

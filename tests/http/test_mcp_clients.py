@@ -15,7 +15,7 @@ import pytest
 from mcp import Client, ClientSession
 from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 
-from toolfront.keystore import DynamoDBKeyStore, issue_key
+from toolfront.auth.keystore import DynamoDBKeyStore, issue_key
 from toolfront_dev.stack import LocalStack
 
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from tests.http.conftest import Api, Reply
-from toolfront.keystore import DynamoDBKeyStore, issue_key
+from toolfront.auth.keystore import DynamoDBKeyStore, issue_key
 
 MODERN = "2026-07-28"
 VERSION_KEY = "io.modelcontextprotocol/protocolVersion"

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from toolfront.keystore import DynamoDBKeyStore, issue_key
+from toolfront.auth.keystore import DynamoDBKeyStore, issue_key
 from toolfront_dev.stack import LocalStack
 
 CLIENT = Path(__file__).resolve().parents[1] / "mcp_ts"

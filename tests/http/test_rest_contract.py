@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from tests.http.conftest import Api
-from toolfront.keystore import DynamoDBKeyStore, issue_key
+from toolfront.auth.keystore import DynamoDBKeyStore, issue_key
 
 READ = "catalogue.products:read"
 WRITE = "catalogue.products:write"

@@ -26,9 +26,9 @@ from schemathesis.specs.openapi.checks import (
 )
 
 from tests.http.conftest import Api
-from toolfront.keystore import DynamoDBKeyStore, issue_key
-from toolfront.openapi import build_document
-from toolfront.system_tools import all_tools
+from toolfront.adapters.openapi.document import build_document
+from toolfront.auth.keystore import DynamoDBKeyStore, issue_key
+from toolfront.tools.system import all_tools
 from toolfront_dev.stack import LocalStack
 
 MAX_EXAMPLES = 20  # per operation, fuzzing phase; the coverage phase adds its own boundary cases

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from tests.http.conftest import Api
-from toolfront.keystore import DynamoDBKeyStore, issue_key
-from toolfront.manifest import load_manifest
+from toolfront.auth.keystore import DynamoDBKeyStore, issue_key
+from toolfront.tools.manifest import load_manifest
 from toolfront_dev.aws import moto_client
 from toolfront_dev.stack import LocalStack
 

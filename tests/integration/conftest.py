@@ -14,7 +14,7 @@ import boto3
 import pytest
 
 from tests.http.conftest import Api
-from toolfront.keystore import DynamoDBKeyStore, issue_key
+from toolfront.auth.keystore import DynamoDBKeyStore, issue_key
 
 STACK = os.environ.get("AWS_SAM_STACK_NAME", "")
 pytestmark = pytest.mark.integration

@@ -8,10 +8,10 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from tests.aws import counting_requests, key_store, seed
-from toolfront.actors import Actor, ActorKind, scope_covers
-from toolfront.authn import Authenticator, presented_credential
+from toolfront.auth.actors import Actor, ActorKind, scope_covers
+from toolfront.auth.authenticator import Authenticator, presented_credential
+from toolfront.auth.keys import generate_key, hash_secret, parse_key, secret_matches
 from toolfront.errors import UnauthenticatedError
-from toolfront.keys import generate_key, hash_secret, parse_key, secret_matches
 
 
 def bearer(key: str) -> dict[str, str]:

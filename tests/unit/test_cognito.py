@@ -13,11 +13,11 @@ import pytest
 from moto.cognitoidp.models import cognitoidp_backends
 from moto.server import ThreadedMotoServer
 
-from toolfront.actors import ActorKind
-from toolfront.authn import Authenticator
-from toolfront.cognito import CognitoVerifier
+from toolfront.auth.actors import ActorKind
+from toolfront.auth.authenticator import Authenticator
+from toolfront.auth.cognito import CognitoVerifier
+from toolfront.auth.keystore import DynamoDBKeyStore
 from toolfront.errors import UnauthenticatedError
-from toolfront.keystore import DynamoDBKeyStore
 from toolfront.settings import CognitoSettings
 
 PASSWORD = "Correct-Horse-42"

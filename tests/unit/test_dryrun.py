@@ -7,11 +7,11 @@ from typing import Any
 import pytest
 
 from toolfront import Tool
-from toolfront.actors import Actor, ActorKind
-from toolfront.aws import client
-from toolfront.confirmation import ConfirmationReason, confirmation_reason
-from toolfront.dryrun import DryRunWriteError, dry_run
-from toolfront.tools import CallContext
+from toolfront.approvals.policy import ConfirmationReason, confirmation_reason
+from toolfront.auth.actors import Actor, ActorKind
+from toolfront.aws.clients import client
+from toolfront.aws.dryrun import DryRunWriteError, dry_run
+from toolfront.tools.definition import CallContext
 
 ITEM = {"pk": {"S": "dry-run-probe"}}
 

@@ -14,13 +14,13 @@ import pytest
 
 from tests.aws import counting_requests, seed
 from toolfront import Registry, Tool, ToolError
-from toolfront.admission import Admission
-from toolfront.authn import Authenticator
-from toolfront.call import Call, CallResult
-from toolfront.idempotency import KEEP_US
-from toolfront.keystore import DynamoDBKeyStore
-from toolfront.pipeline import CallPipeline
-from toolfront.rest import result_response
+from toolfront.adapters.rest import result_response
+from toolfront.admission.admission import Admission
+from toolfront.admission.idempotency import KEEP_US
+from toolfront.auth.authenticator import Authenticator
+from toolfront.auth.keystore import DynamoDBKeyStore
+from toolfront.calls.call import Call, CallResult
+from toolfront.calls.pipeline import CallPipeline
 from toolfront.settings import RateLimits
 
 calls: list[dict[str, Any]] = []

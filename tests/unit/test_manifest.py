@@ -7,7 +7,7 @@ from pathlib import Path
 
 from cfnlint.decode import decode
 
-from toolfront.manifest import load_manifest
+from toolfront.tools.manifest import load_manifest
 from toolfront_dev.families import MANIFEST_PATH, manifest_text, tool_scopes
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -12,10 +12,10 @@ import pytest
 from openapi_spec_validator import validate
 from openapi_spec_validator.validation.exceptions import OpenAPIValidationError
 
-from toolfront.docs import docs_page
-from toolfront.manifest import offered_input_schema
-from toolfront.openapi import build_document, openapi_document
-from toolfront.system_tools import all_tools
+from toolfront.adapters.openapi.document import build_document, openapi_document
+from toolfront.adapters.openapi.page import docs_page
+from toolfront.tools.manifest import offered_input_schema
+from toolfront.tools.system import all_tools
 from toolfront_dev.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -10,11 +10,11 @@ import boto3
 import pytest
 
 from toolfront import Registry, Tool, ToolError
-from toolfront.actors import Actor, ActorKind
-from toolfront.admission import Admission
-from toolfront.call import Call, CallResult
+from toolfront.admission.admission import Admission
+from toolfront.auth.actors import Actor, ActorKind
+from toolfront.calls.call import Call, CallResult
+from toolfront.calls.pipeline import CallPipeline
 from toolfront.errors import UnauthenticatedError
-from toolfront.pipeline import CallPipeline
 from toolfront.settings import RateLimits
 
 ITEMS = {

@@ -11,12 +11,12 @@ import pytest
 
 from tests.aws import counting_requests
 from toolfront import Tool
-from toolfront.actors import Actor, ActorKind
-from toolfront.admission import Admission
+from toolfront.admission.admission import Admission
+from toolfront.admission.ratelimit import BucketMemory
+from toolfront.auth.actors import Actor, ActorKind
 from toolfront.errors import RateLimitedError, StoreUnavailableError
-from toolfront.ratelimit import BucketMemory
-from toolfront.rules import cost_of
 from toolfront.settings import RateLimits
+from toolfront.tools.rules import cost_of
 
 START = 1_800_000_000_000_000  # µs
 

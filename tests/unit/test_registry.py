@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from toolfront import DuplicateToolError, Registry, Tool
-from toolfront.registry import collect_module_tools, module_name
+from toolfront.tools.registry import collect_module_tools, module_name
 
 
 def handler(data: dict[str, Any], ctx: Any) -> dict[str, Any]:
@@ -58,7 +58,7 @@ def test_invalid_tool_is_ignored_with_one_warning_per_module(caplog: pytest.LogC
         tool_fields("shop.bad_two", danger="sometimes"),
         "not a tool",
     )
-    with caplog.at_level(logging.WARNING, logger="toolfront.registry"):
+    with caplog.at_level(logging.WARNING, logger="toolfront.tools.registry"):
         registry = Registry.from_modules([shop])
     assert registry.names() == ["shop.get_item"]
     warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
@@ -78,7 +78,7 @@ def test_tool_object_that_breaks_a_rule_is_ignored() -> None:
 
 def test_system_tools_of_a_module_are_ignored_with_a_warning(caplog: pytest.LogCaptureFixture) -> None:
     sneaky = Tool.new(name="system.drop_tables", audience="admin", handler=handler)
-    with caplog.at_level(logging.WARNING, logger="toolfront.registry"):
+    with caplog.at_level(logging.WARNING, logger="toolfront.tools.registry"):
         registry = Registry.from_modules([family("shop", sneaky, tool_fields("shop.get_item"))])
     assert "system.drop_tables" not in registry
     assert "shop.get_item" in registry
@@ -103,7 +103,7 @@ def test_module_whose_api_tools_fails_is_skipped_with_a_warning(caplog: pytest.L
         raise RuntimeError("boom")
 
     broken = SimpleNamespace(FAMILY="broken", api_tools=explode)
-    with caplog.at_level(logging.WARNING, logger="toolfront.registry"):
+    with caplog.at_level(logging.WARNING, logger="toolfront.tools.registry"):
         registry = Registry.from_modules([broken, family("shop", tool_fields("shop.get_item"))])
     assert registry.names() == ["shop.get_item"]
     assert any(

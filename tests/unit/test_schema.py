@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from toolfront import schema as schema_check
-from toolfront.schema import SUPPORTED_KEYWORDS, check_schema
+from toolfront.tools import schema as schema_check
+from toolfront.tools.schema import SUPPORTED_KEYWORDS, check_schema
 
 
 def obj(**properties: Any) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
 from tests.strategies import JSON_VALUES, instances
-from toolfront.validation import InputError, InputValidator, json_pointer, validator_for
+from toolfront.tools.validation import InputError, InputValidator, json_pointer, validator_for
 
 ORDER = {
     "type": "object",

@@ -1,15 +1,42 @@
-"""toolfront: a serverless tool API for AWS (the core that every function's layer carries)."""
+"""toolfront: a serverless tool API for AWS (the core that every function's layer carries).
 
-from toolfront.errors import (
-    DuplicateToolError,
-    RegistryError,
-    ToolDefinitionError,
-    ToolError,
-    ToolfrontError,
-)
-from toolfront.registry import Registry
-from toolfront.tools import Annotations, Audience, CallContext, Tool
-from toolfront.validation import InputError
+What tool authors use is importable from here; each name is imported on first use, so that
+``import toolfront`` (the CLI, a family module's first line) loads nothing it does not need.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from toolfront.errors import (
+        DuplicateToolError,
+        RegistryError,
+        ToolDefinitionError,
+        ToolError,
+        ToolfrontError,
+    )
+    from toolfront.tools.definition import Annotations, Audience, CallContext, Tool
+    from toolfront.tools.registry import Registry
+    from toolfront.tools.validation import InputError
+    from toolfront.wiring import family_handler
+
+#: Public name -> the module that defines it.
+_EXPORTS = {
+    "Annotations": "toolfront.tools.definition",
+    "Audience": "toolfront.tools.definition",
+    "CallContext": "toolfront.tools.definition",
+    "Tool": "toolfront.tools.definition",
+    "Registry": "toolfront.tools.registry",
+    "InputError": "toolfront.tools.validation",
+    "DuplicateToolError": "toolfront.errors",
+    "RegistryError": "toolfront.errors",
+    "ToolDefinitionError": "toolfront.errors",
+    "ToolError": "toolfront.errors",
+    "ToolfrontError": "toolfront.errors",
+    "family_handler": "toolfront.wiring",
+}
 
 __all__ = [
     "Annotations",
@@ -23,4 +50,18 @@ __all__ = [
     "ToolDefinitionError",
     "ToolError",
     "ToolfrontError",
+    "family_handler",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'toolfront' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value  # the next lookup is a plain module attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
 
-from toolfront.actors import Actor, ActorKind
+from toolfront.auth.actors import Actor, ActorKind
 from toolfront.errors import ConfigurationError
 
 

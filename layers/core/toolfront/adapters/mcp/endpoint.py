@@ -1,0 +1,219 @@
+"""The MCP adapter: ``POST /mcp``, stateless Streamable HTTP with JSON answers (DESIGN.md section 7).
+
+Protocols 2025-03-26, 2025-06-18 and 2025-11-25 (``initialize`` handshake) and 2026-07-28 (no
+handshake: ``server/discover`` and the version in every request's ``_meta``). No sessions, no SSE.
+This module and the REST adapter are the only places that map toolfront errors to a protocol.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from toolfront.adapters.http import (
+    Event,
+    Response,
+    base_url_of,
+    body_bytes,
+    error_response,
+    headers_of,
+    method_of,
+    request_id_of,
+    source_ip_of,
+)
+from toolfront.adapters.mcp.results import ToolCatalog, result_of_answer
+from toolfront.auth.access import may_call
+from toolfront.auth.actors import Actor
+from toolfront.calls.inputs import is_json_media_type
+from toolfront.calls.remote import ToolCall
+from toolfront.encoding import compact_json as _encode
+from toolfront.errors import UnauthenticatedError
+
+HANDSHAKE_VERSIONS = ("2025-03-26", "2025-06-18", "2025-11-25")
+MODERN_VERSION = "2026-07-28"
+SUPPORTED_VERSIONS = (*HANDSHAKE_VERSIONS, MODERN_VERSION)
+LIST_CACHE_SIZE = 256  # tools/list answers kept, one per distinct caller rights
+VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
+SERVER_INFO = {"name": "toolfront", "title": "toolfront", "version": "0.1.0"}
+CAPABILITIES = {"tools": {"listChanged": False}}
+INSTRUCTIONS = (
+    "Each tool is one operation. A call may answer pending_approval: a person must confirm it first; "
+    "poll system.get_approval with its approval_id. Send an idempotency_key with writes to retry safely."
+)
+
+PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS = -32700, -32600, -32601, -32602
+UNSUPPORTED_VERSION = -32022
+
+
+#: Runs a tool call where its tool lives; answers (HTTP status, REST envelope).
+ToolCaller = Callable[[ToolCall], tuple[int, dict[str, Any]]]
+
+
+class RpcError(Exception):
+    def __init__(self, code: int, message: str, data: Any = None, http_status: int = 200) -> None:
+        super().__init__(message)
+        self.code, self.message, self.data, self.http_status = code, message, data, http_status
+
+
+class McpEndpoint:
+    """Answers MCP requests for every tool of ``catalog``."""
+
+    def __init__(
+        self,
+        catalog: ToolCatalog,
+        call_tool: ToolCaller,
+        authenticate: Callable[[Mapping[str, str], str], Actor],
+    ) -> None:
+        self._catalog = catalog
+        self._call_tool = call_tool
+        self._authenticate = authenticate
+        self._lists: dict[tuple[bool, frozenset[str], frozenset[str], bool], str] = {}
+
+    def handle(self, event: Event) -> Response:
+        request_id = request_id_of(event)
+        if method_of(event) != "POST":  # stateless: no SSE stream to GET, no session to DELETE
+            return _http(405, "", request_id, {"allow": "POST"})
+        headers = headers_of(event)
+        try:
+            message = _message(event, headers)
+        except RpcError as error:
+            return _rpc_error(None, error, request_id)
+        try:
+            actor = self._authenticate(headers, source_ip_of(event))
+        except UnauthenticatedError as refused:  # a key was sent and it is not valid
+            return error_response(refused, request_id)
+        if "id" not in message:  # a notification (notifications/initialized...): accepted, no answer
+            return _http(202, "", request_id)
+        try:
+            modern = _modern(message, headers)
+            origin = (headers, request_id, source_ip_of(event), base_url_of(event, headers))
+            text = self._dispatch(message, actor, origin, modern)
+        except RpcError as error:
+            return _rpc_error(message.get("id"), error, request_id)
+        return _http(200, f'{{"jsonrpc":"2.0","id":{json.dumps(message["id"])},"result":{text}}}', request_id)
+
+    def _dispatch(self, message: dict[str, Any], actor: Actor, origin: tuple[Any, ...], modern: bool) -> str:
+        method, params = message["method"], message.get("params") or {}
+        if method == "initialize":
+            return _encode(_initialize(params))
+        if method == "ping":
+            return _encode(_complete({}, modern))
+        if method == "server/discover":
+            return _encode(_discover())
+        if method == "tools/list":
+            return self._tools_list(actor, modern)
+        if method == "tools/call":
+            return _encode(_complete(self._tools_call(params, origin), modern))
+        raise RpcError(METHOD_NOT_FOUND, f"method not found: {method}", http_status=404 if modern else 200)
+
+    def _tools_list(self, actor: Actor, modern: bool) -> str:
+        # What a caller may call depends only on its rights, so the answer is kept per rights (and
+        # protocol era): one dictionary lookup for every caller holding the same scopes.
+        key = (actor.authenticated, actor.scopes, actor.permissions, modern)
+        text = self._lists.get(key)
+        if text is None:
+            names = [
+                tool["name"]
+                for tool in self._catalog.tools
+                if may_call(
+                    audience=tool["audience"], scope=tool["scope"], permission=tool["permission"], actor=actor
+                )
+            ]
+            extra = ',"resultType":"complete","ttlMs":0,"cacheScope":"private"' if modern else ""
+            text = f'{{"tools":{self._catalog.entries_text(names)}{extra}}}'
+            if len(self._lists) >= LIST_CACHE_SIZE:  # bounded: distinct rights are few, but not trusted
+                self._lists.clear()
+            self._lists[key] = text
+        return text
+
+    def _tools_call(self, params: dict[str, Any], origin: tuple[Any, ...]) -> dict[str, Any]:
+        name, arguments = params.get("name"), params.get("arguments", {})
+        if not isinstance(name, str) or name not in self._catalog.by_name:
+            raise RpcError(INVALID_PARAMS, f"unknown tool: {name}")
+        if arguments is None:
+            arguments = {}
+        if not isinstance(arguments, dict):
+            raise RpcError(INVALID_PARAMS, "arguments must be an object")
+        headers, request_id, ip, base_url = origin
+        status, body = self._call_tool(ToolCall(name, arguments, headers, request_id, ip, base_url))
+        return result_of_answer(status, body)
+
+
+def _complete(result: dict[str, Any], modern: bool) -> dict[str, Any]:
+    return {**result, "resultType": "complete"} if modern else result
+
+
+def _initialize(params: dict[str, Any]) -> dict[str, Any]:
+    asked = params.get("protocolVersion")
+    version = asked if asked in HANDSHAKE_VERSIONS else HANDSHAKE_VERSIONS[-1]
+    return {
+        "protocolVersion": version,
+        "capabilities": CAPABILITIES,
+        "serverInfo": SERVER_INFO,
+        "instructions": INSTRUCTIONS,
+    }
+
+
+def _discover() -> dict[str, Any]:
+    return {
+        "supportedVersions": list(SUPPORTED_VERSIONS),
+        "capabilities": CAPABILITIES,
+        "serverInfo": SERVER_INFO,
+        "instructions": INSTRUCTIONS,
+        "resultType": "complete",
+        "ttlMs": 0,
+        "cacheScope": "public",
+        "_meta": {"io.modelcontextprotocol/serverInfo": SERVER_INFO},
+    }
+
+
+def _message(event: Event, headers: Mapping[str, str]) -> dict[str, Any]:
+    """The one JSON-RPC message of the request (batches were removed from MCP in 2025-06-18)."""
+    content_type = headers.get("content-type")
+    if content_type and not is_json_media_type(content_type):
+        raise RpcError(INVALID_REQUEST, "send JSON-RPC as application/json", http_status=415)
+    body = body_bytes(event) or b""
+    try:
+        message = json.loads(body)
+    except ValueError:
+        raise RpcError(PARSE_ERROR, "the body is not valid JSON", http_status=400) from None
+    if (
+        not isinstance(message, dict)
+        or message.get("jsonrpc") != "2.0"
+        or not isinstance(message.get("method"), str)
+    ):
+        raise RpcError(INVALID_REQUEST, "expected one JSON-RPC 2.0 request or notification", http_status=400)
+    return message
+
+
+def _modern(message: dict[str, Any], headers: Mapping[str, str]) -> bool:
+    """Whether the request speaks 2026-07-28 (its ``_meta`` carries the version); refuses unknown ones."""
+    params = message.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    version = meta.get(VERSION_KEY) if isinstance(meta, dict) else None
+    if version is None:
+        header = headers.get("mcp-protocol-version")
+        if header and header not in SUPPORTED_VERSIONS and message["method"] != "initialize":
+            raise RpcError(INVALID_REQUEST, f"unsupported protocol version {header}", http_status=400)
+        return header == MODERN_VERSION
+    if version not in SUPPORTED_VERSIONS:
+        supported = {"supported": list(SUPPORTED_VERSIONS), "requested": version}
+        raise RpcError(
+            UNSUPPORTED_VERSION, f"unsupported protocol version {version}", supported, http_status=400
+        )
+    return bool(version == MODERN_VERSION)
+
+
+def _rpc_error(message_id: Any, error: RpcError, request_id: str) -> Response:
+    body: dict[str, Any] = {"code": error.code, "message": error.message}
+    if error.data is not None:
+        body["data"] = error.data
+    return _http(error.http_status, _encode({"jsonrpc": "2.0", "id": message_id, "error": body}), request_id)
+
+
+def _http(status: int, body: str, request_id: str, headers: Mapping[str, str] | None = None) -> Response:
+    sent = {"x-request-id": request_id, **(headers or {})}
+    if body:
+        sent["content-type"] = "application/json"
+    return {"statusCode": status, "headers": sent, "body": body, "isBase64Encoded": False}

@@ -1,0 +1,80 @@
+"""How MCP sees toolfront's tools and answers (DESIGN.md section 7; seeds/phantom-tool.md).
+
+Tool entries are serialised once per cold start (per tool) and joined per caller, so ``tools/list``
+costs a string join, not a JSON encoding of every schema on every request.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from toolfront.encoding import compact_json as _encode
+from toolfront.tools.manifest import offered_input_schema
+
+FINAL_STATUSES = "succeeded, failed, rejected, expired or cancelled"
+
+
+def tool_entry(tool: dict[str, Any]) -> dict[str, Any]:
+    """A manifest tool as an MCP ``Tool``; all four hints explicit (MCP's defaults differ from ours:
+    ``destructiveHint`` and ``openWorldHint`` default to true there)."""
+    hints = tool["annotations"]
+    entry: dict[str, Any] = {
+        "name": tool["name"],
+        "title": tool["title"],
+        "description": tool["description"],
+        "inputSchema": offered_input_schema(tool),
+        "annotations": {
+            "title": tool["title"],
+            "readOnlyHint": hints["read_only"],
+            "destructiveHint": hints["destructive"],
+            "idempotentHint": hints["idempotent"],
+            "openWorldHint": hints["open_world"],
+        },
+    }
+    if tool.get("output_schema"):
+        entry["outputSchema"] = tool["output_schema"]
+    return entry
+
+
+class ToolCatalog:
+    """Every served tool, by name, with its MCP entry encoded once (per cold start)."""
+
+    def __init__(self, tools: list[dict[str, Any]]) -> None:
+        self.tools = tools
+        self.by_name = {tool["name"]: tool for tool in tools}
+        self._encoded = {tool["name"]: _encode(tool_entry(tool)) for tool in tools}
+
+    def entries_text(self, names: list[str]) -> str:
+        """The JSON array of the named tools' entries, joined from their encoded text."""
+        return "[" + ",".join(self._encoded[name] for name in names) + "]"
+
+
+def success_result(data: Any) -> dict[str, Any]:
+    """``structuredContent`` plus a text block of the same JSON (for clients without structured output)."""
+    return {"content": [{"type": "text", "text": _encode(data)}], "structuredContent": data, "isError": False}
+
+
+def error_result(error: dict[str, Any]) -> dict[str, Any]:
+    """A per-call failure: a normal result with ``isError``, carrying the REST error object."""
+    body = {"error": error}
+    return {"content": [{"type": "text", "text": _encode(body)}], "structuredContent": body, "isError": True}
+
+
+def held_result(data: dict[str, Any]) -> dict[str, Any]:
+    """A call held for a person: not an error; the agent is told how to follow it."""
+    text = (
+        f"This call is waiting for a person's confirmation (approval {data.get('approval_id')}, expires "
+        f"{data.get('expires_at')}); nothing has run yet. Poll the tool system.get_approval with "
+        f'{{"approval_id": "{data.get("approval_id")}"}} until its status is {FINAL_STATUSES}; '
+        "once succeeded, its result is the call's answer."
+    )
+    return {"content": [{"type": "text", "text": text}], "structuredContent": data, "isError": False}
+
+
+def result_of_answer(status: int, body: dict[str, Any]) -> dict[str, Any]:
+    """The MCP result of a tool call's REST answer (status and envelope)."""
+    if "error" in body:
+        return error_result(body["error"])
+    if status == 202:
+        return held_result(body["data"])
+    return success_result(body["data"])

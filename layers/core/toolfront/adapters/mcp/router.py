@@ -1,0 +1,60 @@
+"""Where an MCP tool call runs: core's own tools in the gateway's pipeline, a family's tools in that
+family's function (a Lambda invoke; locally the stack runs it in-process). Tool logic is never
+duplicated in the gateway: the family's pipeline does every check.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from toolfront.adapters.mcp.results import ToolCatalog
+from toolfront.aws import clients as aws
+from toolfront.calls.call import Call, CallResult
+from toolfront.calls.envelopes import error_body
+from toolfront.calls.remote import ToolCall, call_event, pipeline_call
+from toolfront.errors import InternalError
+
+logger = logging.getLogger("toolfront.adapters.mcp.router")
+
+
+def envelope_of(result: CallResult, request_id: str) -> dict[str, Any]:
+    """The REST envelope of a pipeline result (the exact stored answer on a replay)."""
+    if result.body is not None:
+        body: dict[str, Any] = json.loads(result.body)
+        return body
+    if result.error is not None:
+        return {"error": result.error.to_dict(), "request_id": request_id}
+    return {"data": result.data, "request_id": request_id}
+
+
+class ToolRouter:
+    """Runs each MCP tool call where its tool lives."""
+
+    def __init__(
+        self, catalog: ToolCatalog, run_core: Callable[[Call], CallResult], function_prefix: str
+    ) -> None:
+        self._catalog = catalog
+        self._run_core = run_core
+        self._prefix = function_prefix
+
+    def __call__(self, call: ToolCall) -> tuple[int, dict[str, Any]]:
+        module = self._catalog.by_name[call.tool].get("module") or "core"
+        if module == "core":  # in this process: no event, no JSON round trip
+            result = self._run_core(pipeline_call(call_event(call), ""))
+            return result.status, envelope_of(result, call.request_id)
+        return self._invoke(f"{self._prefix}{module}", call)
+
+    def _invoke(self, function: str, call: ToolCall) -> tuple[int, dict[str, Any]]:
+        answer = aws.client("lambda").invoke(
+            FunctionName=function, Payload=json.dumps(call_event(call)).encode()
+        )
+        payload = answer["Payload"].read()
+        if answer.get("FunctionError"):  # the family function crashed: its logs hold the detail
+            logger.error("%s failed on tool call %s (request %s)", function, call.tool, call.request_id)
+            return 500, json.loads(error_body(InternalError(), call.request_id))
+        response = json.loads(payload)
+        body: dict[str, Any] = json.loads(str(response["body"]))
+        return int(response["statusCode"]), body

@@ -1,0 +1,297 @@
+"""The OpenAPI 3.1 document of every tool (``GET /v1/openapi.json``, ``toolfront openapi``).
+
+One ``POST /v1/tools/<namespace>/<verb_noun>`` operation per manifest entry, plus the API's own
+``GET`` routes; the shared envelopes and error responses live in ``openapi_components``.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from importlib import metadata
+from typing import Any
+
+from toolfront.adapters.openapi.components import (
+    CONFIRMATION_UNAVAILABLE,
+    HEADERS,
+    RESPONSES,
+    SCHEMAS,
+    SECURITY_SCHEME,
+    TOOL_ERRORS,
+    components,
+    envelope,
+    error_response,
+    json_content,
+    ref,
+)
+from toolfront.tools.manifest import IDEMPOTENCY_KEY_SCHEMA, offered_input_schema, offers_idempotency
+
+OPENAPI_VERSION = "3.1.0"
+BATCH_CONFIRM_ITEMS = 100  # the default threshold of DESIGN.md section 6 (a deployment may change it)
+ADMIN_WRITE_COST = "max(1, ceil(longest list / 50))"
+API_TAG = "api"
+_DESCRIPTION = (
+    "Every tool is one POST /v1/tools/{namespace}/{verb_noun} whose body is the tool's input. "
+    "Success answers 200 {data, request_id}; a call held for a person's confirmation answers 202 "
+    "{data: {status: pending_approval, approval_id, expires_at}, request_id}; a refusal answers "
+    "{error: {code, message, details}, request_id}. Write tools take an idempotency_key (body) or "
+    "Idempotency-Key header: a retry with the same key and input gets the first answer back."
+)
+_CACHE_SIZE = 8  # a few server URLs per process (the Host header picks it); rebuilt per cold start
+_CacheKey = tuple[tuple[int, ...], str | None]  # (ids of the entries, server_url)
+_cache: OrderedDict[_CacheKey, tuple[tuple[dict[str, Any], ...], dict[str, Any]]] = OrderedDict()
+_lock = threading.Lock()
+
+
+def openapi_document(tools: list[dict[str, Any]], *, server_url: str | None = None) -> dict[str, Any]:
+    """The OpenAPI 3.1 document of ``tools`` (manifest entries); treat the answer as read-only.
+
+    Built once per (tools, server_url): the key is the identity of the entries (manifest entries
+    are never changed once loaded), and the cache holds the entries so their ids cannot be reused.
+
+    Args:
+        tools: the manifest entries to describe (families' and core's ``system.*`` tools).
+        server_url: the API's address, written as ``servers[0]`` when given.
+    """
+    key = (tuple(id(tool) for tool in tools), server_url)
+    with _lock:
+        cached = _cache.get(key)
+        if cached is not None:
+            _cache.move_to_end(key)
+            return cached[1]
+    document = build_document(tools, server_url=server_url)
+    with _lock:
+        _cache[key] = (tuple(tools), document)
+        if len(_cache) > _CACHE_SIZE:
+            _cache.popitem(last=False)
+    return document
+
+
+def build_document(tools: list[dict[str, Any]], *, server_url: str | None = None) -> dict[str, Any]:
+    """The document, built afresh (``openapi_document`` caches it)."""
+    paths = _api_paths()
+    for tool in tools:
+        namespace, verb_noun = str(tool["name"]).split(".", 1)
+        paths[f"/v1/tools/{namespace}/{verb_noun}"] = {"post": tool_operation(tool)}
+    tags = sorted({_tag(tool) for tool in tools})
+    document: dict[str, Any] = {
+        "openapi": OPENAPI_VERSION,
+        "info": {"title": "toolfront", "version": _version(), "description": _DESCRIPTION},
+    }
+    if server_url:
+        document["servers"] = [{"url": server_url}]
+    document["tags"] = [
+        *({"name": tag, "description": _tag_description(tag)} for tag in tags),
+        {
+            "name": API_TAG,
+            "description": "The API's own routes: tool list, held calls, health, this document.",
+        },
+    ]
+    document["paths"] = dict(sorted(paths.items()))
+    document["components"] = components()
+    return document
+
+
+def tool_operation(tool: dict[str, Any]) -> dict[str, Any]:
+    """The ``post`` operation of one manifest entry."""
+    admin = tool["audience"] == "admin"
+    responses: dict[str, Any] = {"200": _success(tool)}
+    if holdable(tool):
+        responses["202"] = {
+            "description": "Held for a person's confirmation; nothing ran yet.",
+            "headers": _tool_headers(),
+            "content": json_content(ref(SCHEMAS, "PendingEnvelope")),
+        }
+    for status, (name, _) in TOOL_ERRORS.items():
+        responses[status] = ref(RESPONSES, name)
+    if holdable(tool):
+        responses["501"] = ref(RESPONSES, CONFIRMATION_UNAVAILABLE[0])
+    responses = dict(sorted(responses.items()))  # statuses in order (202 before 4xx), then default
+    responses["default"] = ref(RESPONSES, "ToolRefusal")
+    operation: dict[str, Any] = {
+        "operationId": tool["name"],
+        "summary": tool["title"],
+        "description": operation_description(tool),
+        "tags": [_tag(tool)],
+        "security": [{SECURITY_SCHEME: []}] if admin else [{}, {SECURITY_SCHEME: []}],
+    }
+    if offers_idempotency(tool):
+        operation["parameters"] = [
+            {
+                "name": "Idempotency-Key",
+                "in": "header",
+                "required": False,
+                "description": "The idempotency key, instead of idempotency_key in the body (the body wins).",
+                "schema": IDEMPOTENCY_KEY_SCHEMA,
+            }
+        ]
+    schema = offered_input_schema(tool)
+    operation["requestBody"] = {
+        # An absent body is the empty object (a tool without input), so a body is required exactly
+        # when the input has required fields; without one such a call is a 422.
+        "required": bool(schema.get("required")),
+        "description": "The tool's input; an absent body is {}.",
+        "content": json_content(schema),
+    }
+    operation["responses"] = responses
+    operation.update(
+        {
+            "x-toolfront-audience": tool["audience"],
+            "x-toolfront-scope": tool["scope"],
+            "x-toolfront-permission": tool["permission"],
+            "x-toolfront-danger": tool["danger"],
+            "x-toolfront-cost": cost_of(tool),
+            "x-toolfront-max-items": tool["max_items"],
+            "x-toolfront-annotations": tool["annotations"],
+            "x-toolfront-client-token": tool["client_token"],
+            "x-toolfront-idempotency-key": offers_idempotency(tool),
+        }
+    )
+    return operation
+
+
+def holdable(tool: dict[str, Any]) -> bool:
+    """Whether a call may answer 202: a danger, or any write (a requires_approval key holds them all);
+    never core's own system tools (a requester must be able to cancel or confirm a held call)."""
+    if str(tool["name"]).startswith("system."):
+        return False
+    return tool["danger"] is not None or not tool["annotations"]["read_only"]
+
+
+def cost_of(tool: dict[str, Any]) -> int | str:
+    """Rate-limit units per call: the declared int, "dynamic", or the default rule (section 2)."""
+    cost = tool["cost"]
+    if cost is not None:
+        return int(cost) if isinstance(cost, int) else str(cost)
+    if tool["audience"] == "admin" and not tool["annotations"]["read_only"]:
+        return ADMIN_WRITE_COST
+    return 1
+
+
+def operation_description(tool: dict[str, Any]) -> str:
+    """The tool's own description, then when it waits for a person and what it costs."""
+    lines = [str(tool["description"]).strip() or str(tool["title"])]
+    writes = not tool["annotations"]["read_only"]
+    if tool["danger"] == "always":
+        lines.append("Confirmation: always held for a person's confirmation (202 pending_approval).")
+    elif tool["danger"] == "check":
+        lines.append("Confirmation: held (202 pending_approval) when the tool's danger check says so.")
+    if writes and tool["audience"] == "admin":
+        lines.append(
+            f"Confirmation: held (202) when a list in the input has more than {BATCH_CONFIRM_ITEMS} items "
+            "(the default threshold) or the key requires approval."
+        )
+    elif writes:
+        lines.append("Confirmation: held (202) when the calling key requires approval.")
+    cost = cost_of(tool)
+    units = {"dynamic": "units depending on the input", 1: "1 unit"}.get(cost, f"{cost} units")
+    lines.append(f"Cost: {units} of the caller's rate budget per call.")
+    if tool["max_items"] is not None:
+        lines.append(f"At most {tool['max_items']} items in any list (else 422 too_many_items).")
+    if tool["client_token"]:
+        lines.append(
+            f"`{tool['client_token']}` identifies a guest caller (rate budget, retries, confirmations)."
+        )
+    return "\n\n".join(lines)
+
+
+def _success(tool: dict[str, Any]) -> dict[str, Any]:
+    data = tool["output_schema"] or {"type": "object"}
+    return {
+        "description": "The tool's answer.",
+        "headers": _tool_headers(),
+        "content": json_content(envelope(data)),
+    }
+
+
+def _tool_headers() -> dict[str, Any]:
+    return {
+        name: ref(HEADERS, name)
+        for name in ("X-Request-Id", "RateLimit-Policy", "RateLimit", "Idempotent-Replayed")
+    }
+
+
+def _api_paths() -> dict[str, Any]:
+    """The non-tool routes of DESIGN.md section 5 that answer JSON envelopes (or this document)."""
+    request_id = {"X-Request-Id": ref(HEADERS, "X-Request-Id")}
+    errors = {
+        "500": error_response("internal_error."),
+        "503": error_response("unavailable: a store is unavailable."),
+    }
+    optional_key: list[dict[str, list[str]]] = [{}, {SECURITY_SCHEME: []}]
+
+    def ok(description: str, schema: dict[str, Any], media: str = "application/json") -> dict[str, Any]:
+        return {"description": description, "headers": request_id, "content": {media: {"schema": schema}}}
+
+    def get(operation_id: str, summary: str, responses: dict[str, Any], **extra: Any) -> dict[str, Any]:
+        return {
+            "get": {
+                "operationId": operation_id,
+                "summary": summary,
+                "tags": [API_TAG],
+                **extra,
+                "responses": responses,
+            }
+        }
+
+    return {
+        "/health": get(
+            "health", "Health check", {"200": ok("Up.", envelope(ref(SCHEMAS, "Health")))}, security=[{}]
+        ),
+        "/v1/tools": get(
+            "list_tools",
+            "The tools this caller may call now",
+            {
+                "200": ok(
+                    "Public tools, and admin tools whose scope and permission the key holds.",
+                    envelope(ref(SCHEMAS, "ToolList")),
+                ),
+                "401": error_response(
+                    "unauthenticated: the key is invalid, expired or revoked.", unauthenticated=True
+                ),
+                **errors,
+            },
+            security=optional_key,
+            description="Costs nothing. Without a key: the public tools.",
+        ),
+        "/v1/approvals/{id}": get(
+            "get_approval",
+            "A held call's approval",
+            {
+                "200": ok("The approval.", envelope(ref(SCHEMAS, "Approval"))),
+                "401": error_response("unauthenticated: send the key of the call.", unauthenticated=True),
+                "404": error_response("not_found: no such approval, or another requester's."),
+                **errors,
+            },
+            security=[{SECURITY_SCHEME: []}],
+            description="For a key of the requester's principal (guest calls: use system.get_approval "
+            "with the session_token).",
+            parameters=[{"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}],
+        ),
+        "/v1/openapi.json": get(
+            "get_openapi", "This document", {"200": ok("OpenAPI 3.1.", {"type": "object"})}, security=[{}]
+        ),
+        "/v1/docs": get(
+            "get_docs",
+            "The API for people",
+            {"200": ok("One HTML page.", {"type": "string"}, "text/html")},
+            security=[{}],
+        ),
+    }
+
+
+def _tag(tool: dict[str, Any]) -> str:
+    return str(tool.get("module") or str(tool["name"]).split(".", 1)[0])
+
+
+def _tag_description(tag: str) -> str:
+    if tag == "core":
+        return "toolfront's own system.* tools: who am I, what may I call, held calls."
+    return f"The tools of the {tag} family."
+
+
+def _version() -> str:
+    try:
+        return metadata.version("toolfront")
+    except metadata.PackageNotFoundError:  # the Lambda layer ships the package without its metadata
+        return "1"

@@ -1,0 +1,85 @@
+"""The REST adapter: API Gateway HTTP API (payload v2) events in, envelopes and statuses out.
+
+This module and the MCP adapter are the only places that map toolfront errors to a protocol.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from toolfront.adapters.http import (
+    Event,
+    Response,
+    base_url_of,
+    body_bytes,
+    error_response,
+    headers_of,
+    json_response,
+    request_id_of,
+    source_ip_of,
+    text_response,
+)
+from toolfront.calls.call import Call, CallResult, Entry
+from toolfront.calls.pipeline import CallPipeline
+from toolfront.errors import UnknownToolError
+
+logger = logging.getLogger("toolfront.adapters.rest")
+
+TOOL_PATH_PREFIX = "/v1/tools/"
+
+
+def result_response(result: CallResult, request_id: str) -> Response:
+    if result.replayed and result.body is not None:  # the first answer exactly; this request's id header
+        replayed = {**result.headers, "idempotent-replayed": "true"}
+        return text_response(result.status, result.body, request_id, replayed)
+    if result.error is not None:
+        return error_response(result.error, request_id, result.headers)
+    if result.body is not None:
+        return text_response(result.status, result.body, request_id, result.headers)
+    return json_response(
+        result.status, {"data": result.data, "request_id": request_id}, request_id, result.headers
+    )
+
+
+def tool_name_of(raw_path: str) -> str | None:
+    """``/v1/tools/<namespace>/<verb_noun>`` → ``<namespace>.<verb_noun>``."""
+    if not raw_path.startswith(TOOL_PATH_PREFIX):
+        return None
+    parts = raw_path[len(TOOL_PATH_PREFIX) :].strip("/").split("/")
+    return f"{parts[0]}.{parts[1]}" if len(parts) == 2 and all(parts) else None
+
+
+def call_of(event: Event, tool_name: str, request_id: str, context: Any = None) -> Call:
+    headers = headers_of(event)
+    return Call(
+        tool_name=tool_name,
+        request_id=request_id,
+        headers=headers,
+        query=event.get("queryStringParameters") or {},
+        body=body_bytes(event),
+        content_type=headers.get("content-type"),
+        source_ip=source_ip_of(event),
+        entry=Entry.REST,
+        function=str(getattr(context, "invoked_function_arn", "") or ""),
+        base_url=base_url_of(event, headers),
+    )
+
+
+class RestAdapter:
+    """Serves ``POST /v1/tools/{namespace}/{verb_noun}`` with the pipeline of the function it is in."""
+
+    def __init__(self, pipeline: Callable[[], CallPipeline]) -> None:
+        self._pipeline = pipeline
+
+    def handle(self, event: Event, context: Any = None) -> Response:
+        request_id = request_id_of(event)
+        tool_name = tool_name_of(str(event.get("rawPath", "")))
+        if tool_name is None:
+            return error_response(
+                UnknownToolError("tools are called at POST /v1/tools/<namespace>/<verb_noun>"), request_id
+            )
+        return result_response(
+            self._pipeline().run(call_of(event, tool_name, request_id, context)), request_id
+        )

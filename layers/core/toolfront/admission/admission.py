@@ -1,0 +1,165 @@
+"""Admission: the rate-limit decision and the idempotency claim, in one DynamoDB request.
+
+A call without an idempotency key spends its units with one conditional UpdateItem. A call with
+one spends them and claims its record in one TransactWriteItems, so a first call costs the actor
+read, this write and the answer's write (3 requests), and a replay the actor read and this write
+(2): the lost claim brings the stored answer back (``ReturnValuesOnConditionCheckFailure``), and the
+bucket is left untouched (a replay spends nothing).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from toolfront.admission.idempotency import Claim, Replay, outcome_of_conflict
+from toolfront.admission.ratelimit import (
+    WINDOW_US,
+    BucketMemory,
+    BucketWrite,
+    Form,
+    RateDecision,
+    bucket_id,
+)
+from toolfront.auth.actors import Actor
+from toolfront.aws import clients as aws
+from toolfront.aws import dynamodb
+from toolfront.errors import RateLimitedError, StoreUnavailableError
+from toolfront.settings import RateLimits
+
+_ATTEMPTS = 6  # form corrections and transaction conflicts; each one is rare
+
+
+@dataclass(frozen=True, slots=True)
+class Admitted:
+    """The call may go on (``replay`` is None) or must answer a stored reply."""
+
+    decision: RateDecision | None  # None when the limit failed open
+    replay: Replay | None = None
+
+
+class Admission:
+    """Spends a call's units and claims its idempotency record."""
+
+    client = aws.LazyClient("dynamodb")
+
+    def __init__(
+        self,
+        rate_table: str,
+        idempotency_table: str,
+        limits: RateLimits,
+        *,
+        client: Any = None,
+        memory: BucketMemory | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self._rate_table = rate_table
+        self._idempotency_table = idempotency_table
+        self._limits = limits
+        self._client = client
+        self._memory = memory or BucketMemory()
+        self._sleep = sleep
+
+    def admit(self, actor: Actor, cost: int, claim: Claim | None) -> Admitted:
+        """Decide; raises ``RateLimitedError`` (429), an idempotency conflict (409/422) or 503."""
+        limit = self._limits.for_actor(actor)
+        write = self._memory.plan(bucket_id(actor), limit, cost)
+        if write.increment_us > WINDOW_US:
+            never = RateDecision(False, limit, remaining=0, reset_seconds=0, retry_after=60)
+            raise RateLimitedError(
+                f"this call costs {cost} units, more than the limit of {limit} per minute allows",
+                details={"cost": cost, "limit": limit},
+                headers=never.headers(),
+            )
+        try:
+            return self._decide(write, claim)
+        except StoreUnavailableError:
+            if self._limits.fail_open and claim is None:
+                return Admitted(None)
+            raise
+
+    def _decide(self, write: BucketWrite, claim: Claim | None) -> Admitted:
+        for attempt in range(_ATTEMPTS):
+            outcome: Admitted | RateDecision | Form | None = (
+                self._write_bucket(write) if claim is None else self._write_both(write, claim)
+            )
+            if isinstance(outcome, Admitted):
+                return outcome
+            if isinstance(outcome, RateDecision):  # refused
+                self._memory.remember(write.bucket, write.now_us + WINDOW_US)  # busy: drain next time
+                raise RateLimitedError(
+                    f"over the rate limit of {write.limit} units per minute; "
+                    f"retry after {outcome.retry_after} s",
+                    details={"limit": write.limit, "cost": write.cost, "retry_after": outcome.retry_after},
+                    headers=outcome.headers(),
+                )
+            if outcome is None:  # a transaction conflict: back off a little, same plan
+                self._sleep(random.uniform(0.005, 0.02) * (attempt + 1))
+                write = BucketWrite(
+                    write.form, write.bucket, write.limit, write.cost, self._memory.clock_us()
+                )
+            else:
+                write = BucketWrite(outcome, write.bucket, write.limit, write.cost, self._memory.clock_us())
+        raise StoreUnavailableError("the rate limit could not be decided; retry shortly")
+
+    def _write_bucket(self, write: BucketWrite) -> Admitted | RateDecision | Form:
+        request = write.update(self._rate_table)
+        try:
+            answer = dynamodb.call(self.client, "update_item", **request, ReturnValues="UPDATED_NEW")
+        except dynamodb.ConditionFailedError as failed:
+            return write.after_failure(failed.item)
+        tat = int(answer["Attributes"]["tat"]["N"])
+        self._memory.remember(write.bucket, tat)
+        return Admitted(write.admitted(tat))
+
+    def _write_both(self, write: BucketWrite, claim: Claim) -> Admitted | RateDecision | Form | None:
+        items = [{"Update": write.update(self._rate_table)}, {"Put": claim.put(self._idempotency_table)}]
+        try:
+            dynamodb.call(self.client, "transact_write_items", TransactItems=items)
+        except dynamodb.TransactionCanceledError as canceled:
+            return self._after_cancellation(write, claim, canceled.reasons)
+        tat = write.now_us + write.increment_us if write.form is Form.FILL else None
+        if tat is not None:
+            self._memory.remember(write.bucket, tat)
+        return Admitted(write.admitted(tat))
+
+    def _after_cancellation(
+        self, write: BucketWrite, claim: Claim, reasons: list[dict[str, Any]]
+    ) -> Admitted | RateDecision | Form | None:
+        bucket, record = reasons
+        if "TransactionConflict" in (bucket.get("Code"), record.get("Code")):
+            return None
+        rate = (
+            write.after_failure(bucket.get("Item"))
+            if bucket.get("Code") == "ConditionalCheckFailed"
+            else None
+        )
+        if isinstance(rate, RateDecision):
+            return rate  # over budget comes first, whatever the record says
+        if record.get("Code") == "ConditionalCheckFailed":
+            replay = outcome_of_conflict(claim, record.get("Item") or {})  # raises 409 / 422
+            return Admitted(self._estimate(write), replay)
+        if rate is not None:
+            return rate  # only the bucket's form was wrong
+        raise StoreUnavailableError("the call could not be admitted; retry shortly")
+
+    def _estimate(self, write: BucketWrite) -> RateDecision:
+        """What the headers of a replay report: the bucket as this process last saw it (nothing spent)."""
+        nothing = BucketWrite(write.form, write.bucket, write.limit, 0, write.now_us)
+        return nothing.admitted(max(write.now_us, self._memory.last(write.bucket) or 0))
+
+    def complete(self, claim: Claim, status: int, body: str) -> None:
+        """Store the first answer (a lost lease means another call took over: nothing to do)."""
+        self._write_quietly("update_item", claim.complete(self._idempotency_table, status, body))
+
+    def release(self, claim: Claim) -> None:
+        self._write_quietly("delete_item", claim.release(self._idempotency_table))
+
+    def _write_quietly(self, operation: str, request: dict[str, Any]) -> None:
+        # A failed condition: the lease went to another call meanwhile, whose answer is the one kept.
+        with contextlib.suppress(dynamodb.ConditionFailedError):
+            dynamodb.call(self.client, operation, **request)

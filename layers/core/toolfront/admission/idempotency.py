@@ -1,0 +1,170 @@
+"""Idempotent retries (Stripe and the IETF Idempotency-Key draft, as DESIGN.md section 6 fixes them).
+
+A write call with an ``idempotency_key`` (body field or ``Idempotency-Key`` header) claims a record
+scoped to the actor and the tool. The first call holds a lease while it runs; its answer (status
+and body, exactly) is then stored for 24 hours and replayed to a retry with the same input. The
+rules live here; the DynamoDB writes are built here too but executed by ``admission``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from toolfront.encoding import canonical_json
+from toolfront.errors import (
+    IdempotencyInProgressError,
+    IdempotencyKeyReusedError,
+    IdempotencyNotSupportedError,
+    InvalidIdempotencyKeyError,
+)
+from toolfront.tools.definition import Tool
+from toolfront.tools.rules import CONTROL_FIELDS
+
+KEY_FIELD = "idempotency_key"
+HEADER = "idempotency-key"
+KEEP_US = 24 * 3600 * 1_000_000  # answers are replayed for 24 h, checked from the stored time
+_KEY = re.compile(r"[\x20-\x7e]{1,255}")
+
+
+class Status(StrEnum):
+    IN_PROGRESS = "in_progress"
+    COMPLETED = "completed"
+
+
+def requested_key(tool: Tool, arguments: Mapping[str, Any], headers: Mapping[str, str]) -> str | None:
+    """The call's idempotency key, or ``None`` when the call is not idempotent.
+
+    Read-only and ``replay: false`` tools ignore the header; ``replay: false`` tools refuse the
+    body field (their schemas never offer it).
+    """
+    in_body = arguments.get(KEY_FIELD)
+    if not tool.offers_idempotency:
+        if KEY_FIELD in arguments and not tool.is_read_only:
+            raise IdempotencyNotSupportedError(
+                f"{tool.name} takes no idempotency_key: a repeated call is a new call",
+                details={"field": KEY_FIELD},
+            )
+        return None
+    key = in_body if KEY_FIELD in arguments else headers.get(HEADER)
+    if key is None:
+        return None
+    if not isinstance(key, str) or not _KEY.fullmatch(key):
+        raise InvalidIdempotencyKeyError(
+            "an idempotency key is 1 to 255 printable ASCII characters", details={"field": KEY_FIELD}
+        )
+    return key
+
+
+def without_control_fields(arguments: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in arguments.items() if k not in CONTROL_FIELDS}
+
+
+def fingerprint(tool: str, arguments: Mapping[str, Any]) -> str:
+    """SHA-256 of the canonical JSON of the input (sorted keys, control fields removed)."""
+    text = canonical_json({"tool": tool, "input": without_control_fields(arguments)})
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """One call's claim on an idempotency record."""
+
+    scope: str  # the actor: key id, Cognito sub or client-token hash
+    tool: str
+    key: str
+    fingerprint: str
+    owner: str  # the request id holding the lease
+    now_us: int
+    lease_us: int
+
+    @property
+    def record_id(self) -> str:
+        # the key is hashed: it is the caller's string, possibly long, never needed back
+        digest = hashlib.sha256(self.key.encode("utf-8")).hexdigest()
+        return f"{self.scope}#{self.tool}#{digest}"
+
+    def put(self, table: str) -> dict[str, Any]:
+        """The conditional Put that takes the record: new, expired (24 h) or an abandoned lease."""
+        return {
+            "TableName": table,
+            "Item": {
+                "pk": {"S": self.record_id},
+                "status": {"S": Status.IN_PROGRESS},
+                "fingerprint": {"S": self.fingerprint},
+                "owner": {"S": self.owner},
+                "created_us": {"N": str(self.now_us)},
+                "lease_until_us": {"N": str(self.now_us + self.lease_us)},
+                "expires_at_epoch": {"N": str((self.now_us + KEEP_US) // 1_000_000 + 3600)},
+            },
+            "ConditionExpression": "attribute_not_exists(pk) OR created_us < :expired"
+            " OR (#status = :running AND lease_until_us < :now)",
+            "ExpressionAttributeNames": {"#status": "status"},
+            "ExpressionAttributeValues": {
+                ":expired": {"N": str(self.now_us - KEEP_US)},
+                ":running": {"S": Status.IN_PROGRESS},
+                ":now": {"N": str(self.now_us)},
+            },
+            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+        }
+
+    def complete(self, table: str, status: int, body: str) -> dict[str, Any]:
+        """Store the answer; only while this call still holds the lease."""
+        return {
+            "TableName": table,
+            "Key": {"pk": {"S": self.record_id}},
+            "UpdateExpression": "SET #status = :done, response_status = :code, response_body = :body",
+            "ConditionExpression": "#owner = :me",
+            "ExpressionAttributeNames": {"#status": "status", "#owner": "owner"},
+            "ExpressionAttributeValues": {
+                ":done": {"S": Status.COMPLETED},
+                ":code": {"N": str(status)},
+                ":body": {"S": body},
+                ":me": {"S": self.owner},
+            },
+        }
+
+    def release(self, table: str) -> dict[str, Any]:
+        """Give the key back (a crash, a store failure, a credential-bearing answer)."""
+        return {
+            "TableName": table,
+            "Key": {"pk": {"S": self.record_id}},
+            "ConditionExpression": "#owner = :me",
+            "ExpressionAttributeNames": {"#owner": "owner"},
+            "ExpressionAttributeValues": {":me": {"S": self.owner}},
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Replay:
+    """A stored answer to send again."""
+
+    status: int
+    body: str
+
+    def data(self) -> Any:
+        return json.loads(self.body)
+
+
+def outcome_of_conflict(claim: Claim, old: dict[str, Any]) -> Replay:
+    """What a lost claim means: a replay, or raises 422 (other input) / 409 (still running)."""
+    if old.get("fingerprint", {}).get("S") != claim.fingerprint:
+        raise IdempotencyKeyReusedError(
+            "this idempotency key was used with another input; use a new key for a new call",
+            details={"field": KEY_FIELD},
+        )
+    if old.get("status", {}).get("S") == Status.COMPLETED and "response_body" in old:
+        return Replay(int(old["response_status"]["N"]), old["response_body"]["S"])
+    lease_until = int(old.get("lease_until_us", {}).get("N", claim.now_us))
+    wait = max(1, math.ceil((lease_until - claim.now_us) / 1_000_000))
+    raise IdempotencyInProgressError(
+        "the first call with this idempotency key is still running; retry after the wait",
+        details={"retry_after": wait},
+        headers={"retry-after": str(wait)},
+    )

@@ -1,0 +1,106 @@
+"""Deciding an approval: once, by the holder of its code (and, for a public tool, the same client),
+before it expires; then the waiting workflow is resumed. Also the requester's cancellation.
+"""
+
+from __future__ import annotations
+
+import hmac
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+from toolfront.approvals.records import Approval, ApprovalStatus, hash_code
+from toolfront.approvals.store import ApprovalStore, old_approval
+from toolfront.approvals.workflow import Workflow
+from toolfront.aws import dynamodb
+from toolfront.calls.logs import emit_metric
+from toolfront.errors import (
+    ApprovalClosedError,
+    InvalidConfirmationError,
+    InvalidDecisionError,
+    NotFoundError,
+)
+
+DECISIONS = {"approve": ApprovalStatus.APPROVED, "reject": ApprovalStatus.REJECTED}
+_CLOSED = {
+    ApprovalStatus.APPROVED: "it was already approved",
+    ApprovalStatus.REJECTED: "it was already rejected",
+    ApprovalStatus.SUCCEEDED: "it was approved and has run",
+    ApprovalStatus.FAILED: "it was approved but failed",
+    ApprovalStatus.CANCELLED: "the requester cancelled it",
+    ApprovalStatus.EXPIRED: "it expired before anyone decided",
+}
+
+
+class Decisions:
+    """Decides and cancels approvals."""
+
+    def __init__(
+        self,
+        approvals: ApprovalStore,
+        workflow: Workflow,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        self._approvals = approvals
+        self._workflow = workflow
+        self._clock = clock
+
+    def check_code(self, approval_id: str, code: str, client_token_hash: str | None = None) -> Approval:
+        """The approval when ``code`` (and the client token, when given) opens it; 404 or 403 otherwise."""
+        approval = self._approvals.get(approval_id)
+        if approval is None:
+            raise NotFoundError("there is no such approval")
+        if not approval.code_hash or not hmac.compare_digest(hash_code(code), approval.code_hash):
+            raise InvalidConfirmationError("this confirmation code is not valid for this approval")
+        if client_token_hash is not None and not (
+            approval.client_token_hash and hmac.compare_digest(client_token_hash, approval.client_token_hash)
+        ):
+            raise InvalidConfirmationError("this approval belongs to another session")
+        return approval
+
+    def decide(
+        self, approval_id: str, code: str, decision: str, *, by: str, client_token_hash: str | None = None
+    ) -> Approval:
+        """Approve or reject, once. Raises 400 (decision), 404, 403 (code), or 409 (closed)."""
+        if decision not in DECISIONS:
+            raise InvalidDecisionError("the decision must be 'approve' or 'reject'; the code is still valid")
+        approval = self.check_code(approval_id, code, client_token_hash)
+        now = self._clock()
+        self._refuse_closed(approval, now)
+        try:
+            decided = self._approvals.transition(
+                approval_id, DECISIONS[decision], now, code_hash=approval.code_hash, decided_by=by
+            )
+        except dynamodb.ConditionFailedError as failed:  # another decision won the race
+            current = old_approval(failed) or approval
+            raise ApprovalClosedError(f"this approval can no longer be decided: {_why(current)}") from None
+        self._workflow.resume(decided, decision)
+        emit_metric("ApprovalsDecided", Decision=decision)
+        return decided
+
+    def cancel(self, approval: Approval) -> Approval:
+        """The requester withdraws a pending call."""
+        now = self._clock()
+        self._refuse_closed(approval, now)
+        try:
+            cancelled = self._approvals.transition(
+                approval.approval_id, ApprovalStatus.CANCELLED, now, decided_by="requester"
+            )
+        except dynamodb.ConditionFailedError as failed:
+            current = old_approval(failed) or approval
+            raise ApprovalClosedError(f"this approval can no longer be cancelled: {_why(current)}") from None
+        self._workflow.stop(cancelled, "Cancelled")
+        emit_metric("ApprovalsCancelled")
+        return cancelled
+
+    def _refuse_closed(self, approval: Approval, now: datetime) -> None:
+        if approval.status is ApprovalStatus.PENDING and approval.expired_at(now):
+            try:  # the workflow's own timeout may not have fired yet; the record says it now
+                approval = self._approvals.transition(approval.approval_id, ApprovalStatus.EXPIRED, now)
+            except dynamodb.ConditionFailedError as failed:
+                approval = old_approval(failed) or approval
+        if approval.status is not ApprovalStatus.PENDING:
+            raise ApprovalClosedError(f"this approval can no longer be decided: {_why(approval)}")
+
+
+def _why(approval: Approval) -> str:
+    return _CLOSED.get(approval.status, f"its status is {approval.status}")

@@ -1,0 +1,72 @@
+"""Holding a call for a person: the approval is stored, the workflow started, the caller told 202."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from toolfront.admission.idempotency import fingerprint
+from toolfront.approvals.policy import ConfirmationReason
+from toolfront.approvals.records import Approval, ApprovalStatus, Requester, new_approval_id
+from toolfront.approvals.store import ApprovalStore
+from toolfront.approvals.workflow import Workflow
+from toolfront.auth.actors import Actor, ActorKind
+from toolfront.calls.redaction import redact
+from toolfront.encoding import rfc3339
+from toolfront.tools.definition import Tool
+
+
+class ApprovalDesk:
+    """Opens approvals for held calls."""
+
+    def __init__(
+        self,
+        approvals: ApprovalStore,
+        workflow: Workflow,
+        lifetime_seconds: int,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        self._approvals = approvals
+        self._workflow = workflow
+        self._lifetime = lifetime_seconds
+        self._clock = clock
+
+    def hold(
+        self,
+        *,
+        tool: Tool,
+        arguments: dict[str, Any],
+        actor: Actor,
+        reason: ConfirmationReason,
+        request_id: str,
+        function: str,
+        base_url: str,
+        fields: tuple[str, ...],
+        client_token_hash: str | None,
+    ) -> dict[str, Any]:
+        """Store the approval and start its workflow; answers the 202 data."""
+        stored = redact(arguments, fields=fields)  # the client token never reaches the record
+        now = self._clock().replace(microsecond=0)
+        approval = Approval(
+            approval_id=new_approval_id(),
+            tool=tool.name,
+            function=function,
+            input=stored,
+            input_digest=fingerprint(tool.name, stored),
+            requester=Requester.of(actor, actor.groups),
+            reason=str(reason),
+            status=ApprovalStatus.PENDING,
+            created_at=now,
+            expires_at=now + timedelta(seconds=self._lifetime),
+            request_id=request_id,
+            base_url=base_url,
+            client_token_hash=client_token_hash or (actor.id if actor.kind is ActorKind.CLIENT else None),
+        )
+        self._approvals.create(approval)
+        self._workflow.start(approval, self._lifetime)
+        return {
+            "status": "pending_approval",
+            "approval_id": approval.approval_id,
+            "expires_at": rfc3339(approval.expires_at),
+        }

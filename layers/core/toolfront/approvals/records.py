@@ -1,0 +1,123 @@
+"""An approval: a held call's record, its statuses and the one status each may follow.
+
+An approval keeps the tool, the input (credentials redacted) and its digest, the requester (its
+identity, never a key or a token), the reason, the expiry and, once decided, who decided, the
+result or the error. The store writes each status change conditionally on ``ALLOWED_FROM``, so two
+approvers (or an approver and the expiry) can never both win.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from enum import StrEnum
+from typing import Any
+
+from toolfront.auth.actors import Actor, ActorKind
+from toolfront.encoding import rfc3339
+
+RETENTION = timedelta(days=30)  # decided approvals stay readable this long after they expire
+
+
+class ApprovalStatus(StrEnum):
+    PENDING = "pending"
+    APPROVED = "approved"
+    REJECTED = "rejected"
+    EXPIRED = "expired"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+#: The status each status may follow (the condition of its write).
+ALLOWED_FROM: dict[ApprovalStatus, tuple[ApprovalStatus, ...]] = {
+    ApprovalStatus.APPROVED: (ApprovalStatus.PENDING,),
+    ApprovalStatus.REJECTED: (ApprovalStatus.PENDING,),
+    ApprovalStatus.EXPIRED: (ApprovalStatus.PENDING,),
+    ApprovalStatus.CANCELLED: (ApprovalStatus.PENDING,),
+    ApprovalStatus.SUCCEEDED: (ApprovalStatus.APPROVED,),
+    ApprovalStatus.FAILED: (ApprovalStatus.APPROVED, ApprovalStatus.PENDING),
+}
+
+
+def new_approval_id() -> str:
+    return "apr_" + secrets.token_hex(12)
+
+
+def new_code() -> str:
+    """A single-use approval code (256 bits; only its hash is stored)."""
+    return secrets.token_urlsafe(32)
+
+
+def hash_code(code: str) -> str:
+    return hashlib.sha256(code.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class Requester:
+    """Who asked: enough to re-check them before running, and to let only them read the approval."""
+
+    kind: str
+    id: str
+    principal: str | None = None
+    scopes: tuple[str, ...] = ()
+    groups: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, actor: Actor, groups: tuple[str, ...] = ()) -> Requester:
+        return cls(str(actor.kind), actor.id, actor.principal, tuple(sorted(actor.scopes)), groups)
+
+    def same_as(self, actor: Actor) -> bool:
+        """Whether ``actor`` may read this approval: same key owner, same Cognito sub, same client token."""
+        if actor.kind is ActorKind.KEY and self.kind == ActorKind.KEY:
+            return actor.principal is not None and actor.principal == self.principal
+        return self.kind == str(actor.kind) and actor.kind is not ActorKind.ANONYMOUS and self.id == actor.id
+
+    def describe(self) -> str:
+        if self.kind == ActorKind.KEY:
+            return f"API key {self.id} of {self.principal}"
+        if self.kind == ActorKind.COGNITO:
+            return f"Cognito user {self.principal}"
+        return "a guest session"
+
+
+@dataclass(frozen=True, slots=True)
+class Approval:
+    approval_id: str
+    tool: str
+    function: str  # the family function that runs the call once approved
+    input: dict[str, Any]  # credentials redacted
+    input_digest: str
+    requester: Requester
+    reason: str
+    status: ApprovalStatus
+    created_at: datetime
+    expires_at: datetime
+    request_id: str
+    base_url: str
+    client_token_hash: str | None = None
+    decided_at: datetime | None = None
+    decided_by: str | None = None
+    result: Any = None
+    error: dict[str, Any] | None = None
+    code_hash: str | None = field(default=None, repr=False)
+    task_token: str | None = field(default=None, repr=False)  # never leaves the backend
+
+    def expired_at(self, now: datetime) -> bool:
+        return now >= self.expires_at
+
+    def describe(self) -> dict[str, Any]:
+        """The approval as the requester reads it (DESIGN.md section 5)."""
+        return {
+            "approval_id": self.approval_id,
+            "tool": self.tool,
+            "status": str(self.status),
+            "reason": self.reason,
+            "created_at": rfc3339(self.created_at),
+            "expires_at": rfc3339(self.expires_at),
+            "decided_at": rfc3339(self.decided_at) if self.decided_at else None,
+            "result": self.result,
+            "error": self.error,
+        }

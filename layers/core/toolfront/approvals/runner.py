@@ -1,0 +1,132 @@
+"""Running an approved call: the requester is checked again, the handler runs once, the outcome is
+recorded on the approval (credentials redacted; a crash recorded without detail).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from toolfront.admission.idempotency import fingerprint
+from toolfront.approvals.records import Approval, ApprovalStatus
+from toolfront.approvals.store import ApprovalStore
+from toolfront.auth.access import authorize
+from toolfront.auth.actors import Actor, ActorKind
+from toolfront.auth.keystore import KeyStore
+from toolfront.aws import dynamodb
+from toolfront.calls.call import Call, CallResult, Entry
+from toolfront.calls.logs import log_call
+from toolfront.calls.redaction import redact
+from toolfront.errors import CallRefusedError, ToolError, UnauthenticatedError, UnknownToolError
+from toolfront.tools.definition import CallContext, Tool
+from toolfront.tools.registry import Registry
+
+logger = logging.getLogger("toolfront.approvals.runner")
+FAILED_WITHOUT_DETAIL = {
+    "code": "internal_error",
+    "message": "the tool failed; the approval id identifies it in the logs",
+}
+
+
+class ApprovedCallRunner:
+    """Runs approved calls of one registry's tools (the family function's workflow task)."""
+
+    def __init__(
+        self,
+        registry: Registry,
+        approvals: ApprovalStore,
+        keys: KeyStore,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        self._registry = registry
+        self._approvals = approvals
+        self._keys = keys
+        self._clock = clock
+
+    def run(self, approval_id: str) -> dict[str, Any]:
+        """Run the call once; answers the approval's status (the workflow's task result)."""
+        approval = self._approvals.get(approval_id)
+        if approval is None or not self._approvals.start_run(approval_id, self._clock()):
+            # never approved, or a retried task after the run began: the handler never runs twice
+            current = self._approvals.get(approval_id)
+            return {"status": str(current.status) if current else "missing"}
+        started = time.perf_counter()
+        tool = self._registry.get(approval.tool)
+        actor: Actor | None = None
+        try:
+            if tool is None:
+                raise UnknownToolError(f"there is no tool {approval.tool!r} here")
+            if fingerprint(tool.name, approval.input) != approval.input_digest:
+                raise CallRefusedError("the stored input does not match its digest")
+            actor = self.recheck(approval, tool)
+            data = self._run_handler(tool, approval, actor)
+        except (CallRefusedError, ToolError) as refused:
+            outcome = self._finish(
+                approval, ApprovalStatus.FAILED, error={"code": refused.code, "message": refused.message}
+            )
+            status = refused.http_status
+        except Exception:
+            logger.exception("approved call %s of %s failed", approval.approval_id, approval.tool)
+            outcome = self._finish(approval, ApprovalStatus.FAILED, error=FAILED_WITHOUT_DETAIL)
+            status = 500
+        else:
+            outcome = self._finish(
+                approval, ApprovalStatus.SUCCEEDED, result=redact(data, fields=tool.secret_fields)
+            )
+            status = 200
+        call = Call(tool_name=approval.tool, request_id=approval.approval_id, entry=Entry.APPROVAL)
+        log_call(call, CallResult(status, actor=actor), duration_ms=(time.perf_counter() - started) * 1000)
+        return {"status": str(outcome)}
+
+    def recheck(self, approval: Approval, tool: Tool) -> Actor:
+        """The requester as they stand now: a revoked key or a lost permission refuses the call."""
+        requester = approval.requester
+        if requester.kind == ActorKind.KEY:
+            record = self._keys.get_key(requester.id)
+            if record is None or not record.usable_at(self._clock()):
+                raise UnauthenticatedError("the requester's key was revoked or expired before the call ran")
+            principals = self._keys.get_principals([record.owner])
+            actor = Actor(
+                ActorKind.KEY,
+                record.key_id,
+                record.owner,
+                record.scopes,
+                principals[0].permissions if principals else frozenset(),
+                record.requires_approval,
+            )
+        elif requester.kind == ActorKind.COGNITO:
+            groups = self._keys.get_principals(list(requester.groups))
+            actor = Actor(
+                ActorKind.COGNITO,
+                requester.id,
+                requester.principal,
+                frozenset(requester.scopes),
+                frozenset().union(*(g.permissions for g in groups)),
+                groups=requester.groups,
+            )
+        else:
+            actor = Actor(ActorKind(requester.kind), requester.id)
+        authorize(audience=str(tool.audience), scope=tool.scope, permission=tool.permission, actor=actor)
+        return actor
+
+    def _run_handler(self, tool: Tool, approval: Approval, actor: Actor) -> dict[str, Any]:
+        ctx = CallContext(
+            request_id=approval.request_id,
+            tool=tool.name,
+            actor=actor,
+            client_token_hash=approval.client_token_hash,
+        )
+        data = tool.handler(dict(approval.input), ctx)
+        if not isinstance(data, dict):
+            raise TypeError(f"handler of {tool.name} returned {type(data).__name__}, not a dict")
+        return data
+
+    def _finish(self, approval: Approval, status: ApprovalStatus, **fields: Any) -> ApprovalStatus:
+        try:
+            return self._approvals.transition(approval.approval_id, status, self._clock(), **fields).status
+        except dynamodb.ConditionFailedError:  # another run recorded first (a retried task)
+            current = self._approvals.get(approval.approval_id)
+            return current.status if current else status

@@ -1,0 +1,215 @@
+"""Approvals in DynamoDB: every status change a conditional write from the one status it may follow.
+
+The records' rules (statuses, ids, codes) live in ``records``; this module only converts items and
+builds the conditional writes.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+from toolfront.approvals.records import (
+    ALLOWED_FROM,
+    RETENTION,
+    Approval,
+    ApprovalStatus,
+    Requester,
+)
+from toolfront.aws import clients as aws
+from toolfront.aws import dynamodb
+from toolfront.encoding import parse_rfc3339, rfc3339
+from toolfront.errors import StoreUnavailableError
+
+
+class ApprovalStore:
+    """Approvals in DynamoDB (hash key ``approval_id``); every status change is conditional."""
+
+    client = aws.LazyClient("dynamodb")
+
+    def __init__(self, table: str, client: Any = None) -> None:
+        self._table = table
+        self._client = client
+
+    def create(self, approval: Approval) -> None:
+        dynamodb.call(
+            self.client,
+            "put_item",
+            TableName=self._table,
+            Item=_to_item(approval),
+            ConditionExpression="attribute_not_exists(approval_id)",
+        )
+
+    def get(self, approval_id: str) -> Approval | None:
+        found = dynamodb.call(
+            self.client, "get_item", TableName=self._table, Key=_key(approval_id), ConsistentRead=True
+        )
+        return _from_item(found["Item"]) if "Item" in found else None
+
+    def park(self, approval_id: str, task_token: str, code_hash: str) -> Approval:
+        """Keep the workflow's task token and the code's hash with a pending approval."""
+        return self._update(
+            approval_id,
+            "SET task_token = :token, code_hash = :code",
+            {":token": {"S": task_token}, ":code": {"S": code_hash}},
+            condition="#status = :pending",
+            extra_values={":pending": {"S": ApprovalStatus.PENDING}},
+        )
+
+    def start_run(self, approval_id: str, now: datetime) -> bool:
+        """Mark an approved call as running; False when a run already started (the handler runs once)."""
+        try:
+            self._update(
+                approval_id,
+                "SET run_started_at = :now",
+                {":now": {"S": rfc3339(now)}, ":approved": {"S": ApprovalStatus.APPROVED}},
+                condition="#status = :approved AND attribute_not_exists(run_started_at)",
+            )
+        except dynamodb.ConditionFailedError:
+            return False
+        return True
+
+    def transition(
+        self,
+        approval_id: str,
+        to: ApprovalStatus,
+        now: datetime,
+        *,
+        code_hash: str | None = None,
+        **fields: Any,
+    ) -> Approval:
+        """Move to ``to`` from the one status it may follow (and, given ``code_hash``, only with the
+        right code); raises ``ConditionFailedError`` carrying the old item otherwise.
+
+        ``fields`` are stored beside the status: strings as they are, anything else as JSON.
+        """
+        sets = ["#status = :to", "decided_at = if_not_exists(decided_at, :now)"]
+        values: dict[str, Any] = {":to": {"S": to}, ":now": {"S": rfc3339(now)}}
+        names = {f"#{name}": name for name in fields}  # "result" and "error" are reserved words
+        for name, value in fields.items():
+            sets.append(f"#{name} = :{name}")
+            values[f":{name}"] = {
+                "S": value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+            }
+        allowed = ALLOWED_FROM[to]
+        condition = " OR ".join(f"#status = :from{i}" for i in range(len(allowed)))
+        if len(allowed) > 1:
+            condition = f"({condition})"  # DynamoDB refuses parentheses around a single comparison
+        values.update({f":from{i}": {"S": status} for i, status in enumerate(allowed)})
+        if code_hash is not None:
+            condition += " AND code_hash = :code_hash"
+            values[":code_hash"] = {"S": code_hash}
+        return self._update(approval_id, "SET " + ", ".join(sets), values, condition=condition, names=names)
+
+    def _update(
+        self,
+        approval_id: str,
+        expression: str,
+        values: dict[str, Any],
+        *,
+        condition: str,
+        extra_values: dict[str, Any] | None = None,
+        names: dict[str, str] | None = None,
+    ) -> Approval:
+        answer = dynamodb.call(
+            self.client,
+            "update_item",
+            TableName=self._table,
+            Key=_key(approval_id),
+            UpdateExpression=expression,
+            ConditionExpression=f"attribute_exists(approval_id) AND {condition}",
+            ExpressionAttributeNames={"#status": "status", **(names or {})},
+            ExpressionAttributeValues={**values, **(extra_values or {})},
+            ReturnValues="ALL_NEW",
+            ReturnValuesOnConditionCheckFailure="ALL_OLD",
+        )
+        return _from_item(answer["Attributes"])
+
+
+def old_approval(failed: dynamodb.ConditionFailedError) -> Approval | None:
+    """The approval as a failed conditional write found it (None when it does not exist)."""
+    return _from_item(failed.item) if failed.item else None
+
+
+def _key(approval_id: str) -> dict[str, Any]:
+    return {"approval_id": {"S": approval_id}}
+
+
+def _to_item(a: Approval) -> dict[str, Any]:
+    item: dict[str, Any] = {
+        "approval_id": {"S": a.approval_id},
+        "tool": {"S": a.tool},
+        "function": {"S": a.function},
+        "input": {"S": json.dumps(a.input, ensure_ascii=False)},
+        "input_digest": {"S": a.input_digest},
+        "requester": {"S": json.dumps(_requester_dict(a.requester))},
+        "reason": {"S": a.reason},
+        "status": {"S": a.status},
+        "created_at": {"S": rfc3339(a.created_at)},
+        "expires_at": {"S": rfc3339(a.expires_at)},
+        "expires_at_epoch": {"N": str(int((a.expires_at + RETENTION).timestamp()))},
+        "request_id": {"S": a.request_id},
+        "base_url": {"S": a.base_url},
+    }
+    if a.client_token_hash:
+        item["client_token_hash"] = {"S": a.client_token_hash}
+    return item
+
+
+def _requester_dict(r: Requester) -> dict[str, Any]:
+    return {
+        "kind": r.kind,
+        "id": r.id,
+        "principal": r.principal,
+        "scopes": list(r.scopes),
+        "groups": list(r.groups),
+    }
+
+
+def _text(item: dict[str, Any], name: str) -> str | None:
+    value = item.get(name)
+    return value["S"] if value else None
+
+
+def _moment(item: dict[str, Any], name: str) -> datetime | None:
+    text = _text(item, name)
+    return parse_rfc3339(text) if text else None
+
+
+def _from_item(item: dict[str, Any]) -> Approval:
+    try:
+        requester = json.loads(item["requester"]["S"])
+        result = _text(item, "result")
+        error = _text(item, "error")
+        created, expires = _moment(item, "created_at"), _moment(item, "expires_at")
+        assert created is not None and expires is not None
+        return Approval(
+            approval_id=item["approval_id"]["S"],
+            tool=item["tool"]["S"],
+            function=item["function"]["S"],
+            input=json.loads(item["input"]["S"]),
+            input_digest=item["input_digest"]["S"],
+            requester=Requester(
+                requester["kind"],
+                requester["id"],
+                requester.get("principal"),
+                tuple(requester.get("scopes", ())),
+                tuple(requester.get("groups", ())),
+            ),
+            reason=item["reason"]["S"],
+            status=ApprovalStatus(item["status"]["S"]),
+            created_at=created,
+            expires_at=expires,
+            request_id=item["request_id"]["S"],
+            base_url=item["base_url"]["S"],
+            client_token_hash=_text(item, "client_token_hash"),
+            decided_at=_moment(item, "decided_at"),
+            decided_by=_text(item, "decided_by"),
+            result=json.loads(result) if result is not None else None,
+            error=json.loads(error) if error is not None else None,
+            code_hash=_text(item, "code_hash"),
+            task_token=_text(item, "task_token"),
+        )
+    except (KeyError, ValueError, AssertionError) as exc:  # a damaged record: never half-read
+        raise StoreUnavailableError("an approval record could not be read") from exc

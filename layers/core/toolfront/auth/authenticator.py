@@ -1,0 +1,106 @@
+"""Authentication: the credentials of a request become an Actor (or a 401).
+
+A key is checked against the key table and its owner's permissions are read live, both in one
+DynamoDB request once the key's owner is known (a key's owner never changes, so it is remembered
+per process; revocation, expiry and permissions are still read on every call).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+
+from toolfront.auth.actors import Actor, ActorKind
+from toolfront.auth.cognito import CognitoVerifier
+from toolfront.auth.keys import looks_like_key, parse_key, secret_matches
+from toolfront.auth.keystore import KeyStore
+from toolfront.errors import UnauthenticatedError
+
+OWNER_CACHE_SIZE = 4096
+_INVALID_KEY = "the API key is not valid"
+
+
+def presented_credential(headers: Mapping[str, str]) -> str | None:
+    """The key or token of a request (``Authorization: Bearer`` or ``X-Api-Key``), if any."""
+    authorization = headers.get("authorization")
+    if authorization is not None:
+        scheme, _, value = authorization.strip().partition(" ")
+        if scheme.lower() != "bearer" or not value.strip():
+            raise UnauthenticatedError("use 'Authorization: Bearer <key or access token>'")
+        return value.strip()
+    api_key = headers.get("x-api-key")
+    return api_key.strip() if api_key is not None else None
+
+
+class Authenticator:
+    """Turns request credentials into an Actor."""
+
+    def __init__(
+        self,
+        store: KeyStore,
+        cognito: CognitoVerifier | None = None,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        self._store = store
+        self._cognito = cognito
+        self._clock = clock
+        self._owners: OrderedDict[str, str] = OrderedDict()
+
+    def authenticate(self, headers: Mapping[str, str], source_ip: str) -> Actor:
+        credential = presented_credential(headers)
+        if credential is None:
+            return Actor(ActorKind.ANONYMOUS, source_ip)
+        if looks_like_key(credential):
+            return self._key_actor(credential)
+        if self._cognito is None:
+            raise UnauthenticatedError(_INVALID_KEY)
+        return self._cognito_actor(credential)
+
+    def _key_actor(self, presented: str) -> Actor:
+        parsed = parse_key(presented)
+        if parsed is None:
+            raise UnauthenticatedError(_INVALID_KEY)
+        owner = self._owners.get(parsed.key_id)
+        if owner is not None:
+            record, principal = self._store.get_key_and_principal(parsed.key_id, owner)
+        else:
+            record = self._store.get_key(parsed.key_id)
+            principals = self._store.get_principals([record.owner]) if record else []
+            principal = principals[0] if principals else None
+        if record is None or not secret_matches(parsed.secret, record.secret_hash):
+            raise UnauthenticatedError(_INVALID_KEY)
+        self._remember_owner(record.key_id, record.owner)
+        if record.revoked_at is not None:
+            raise UnauthenticatedError("this API key has been revoked")
+        if not record.usable_at(self._clock()):
+            raise UnauthenticatedError("this API key has expired")
+        return Actor(
+            ActorKind.KEY,
+            record.key_id,
+            principal=record.owner,
+            scopes=record.scopes,
+            permissions=principal.permissions if principal else frozenset(),
+            requires_approval=record.requires_approval,
+            rate_limit=record.rate_limit,
+        )
+
+    def _remember_owner(self, key_id: str, owner: str) -> None:
+        self._owners[key_id] = owner
+        self._owners.move_to_end(key_id)
+        if len(self._owners) > OWNER_CACHE_SIZE:
+            self._owners.popitem(last=False)
+
+    def _cognito_actor(self, token: str) -> Actor:
+        assert self._cognito is not None
+        verified = self._cognito.verify(token)
+        groups = self._store.get_principals(list(verified.groups)) if verified.groups else []
+        permissions = frozenset().union(*(g.permissions for g in groups))
+        return Actor(
+            ActorKind.COGNITO,
+            verified.sub,
+            principal=verified.sub,
+            scopes=verified.scopes,
+            permissions=permissions,
+            groups=verified.groups,
+        )

@@ -1,0 +1,61 @@
+"""AWS clients: created lazily in one place with one botocore Config, cached per process.
+
+Nothing talks to AWS at import time. ``AWS_ENDPOINT_URL`` (or ``AWS_ENDPOINT_URL_<SERVICE>``)
+points every client at the local moto server; boto3 reads it itself.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from toolfront.aws.dryrun import refuse_writes_in_dry_run
+
+_CONFIG_KWARGS: dict[str, Any] = {
+    "connect_timeout": 2,
+    "read_timeout": 5,
+    "retries": {"mode": "standard", "max_attempts": 3},
+}
+_clients: dict[str, Any] = {}
+_lock = threading.Lock()
+
+
+def client(service: str) -> Any:
+    """The process's shared low-level client for ``service`` (thread-safe, created on first use)."""
+    found = _clients.get(service)
+    if found is not None:
+        return found
+    with _lock:
+        found = _clients.get(service)
+        if found is None:
+            import boto3  # deferred: importing boto3 costs ~200 ms, paid only by code that needs AWS
+            from botocore.config import Config
+
+            found = boto3.session.Session().client(service, config=Config(**_CONFIG_KWARGS))
+            found.meta.events.register("before-call", refuse_writes_in_dry_run)
+            _clients[service] = found
+        return found
+
+
+def reset_clients() -> None:
+    """Forget every cached client (tests that change endpoints or credentials)."""
+    with _lock:
+        _clients.clear()
+
+
+class LazyClient:
+    """A store's client attribute: the client injected at construction (tests, benches), else the
+    process's shared one, made on first use so that no store talks to AWS at import time.
+
+    Usage: ``client = LazyClient("dynamodb")`` in the class, ``self._client = client`` in ``__init__``.
+    """
+
+    def __init__(self, service: str) -> None:
+        self._service = service
+
+    def __get__(self, store: Any, owner: type | None = None) -> Any:
+        if store is None:
+            return self
+        if store._client is None:
+            store._client = client(self._service)
+        return store._client

@@ -1,0 +1,308 @@
+"""The call pipeline: every entry (REST, MCP, Step Functions) turns a request into a ``Call`` and
+runs it here, through the contract's checks in the contract's order:
+
+credentials in the URL, body, tool, actor, scope, permission, rate limit, max_items, input,
+idempotency, confirmation, handler.
+
+The rate-limit units and the idempotency claim are written together once the input is known to
+be valid (``admission``); an invalid call still spends its units first, so the refusals come in
+the contract's order. A call that needs a person's confirmation is refused with 501 until the
+approval workflow exists.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from toolfront.admission.admission import Admission
+from toolfront.admission.idempotency import Claim, fingerprint, requested_key, without_control_fields
+from toolfront.approvals.desk import ApprovalDesk
+from toolfront.approvals.policy import ConfirmationReason, confirmation_reason
+from toolfront.auth.access import authorize
+from toolfront.auth.actors import Actor, ActorKind
+from toolfront.auth.authenticator import presented_credential
+from toolfront.calls.call import Call, CallResult
+from toolfront.calls.envelopes import error_body, success_body
+from toolfront.calls.inputs import parse_body
+from toolfront.calls.logs import log_call
+from toolfront.calls.redaction import (
+    carries_credential,
+    hash_client_token,
+    mentions_secret_field,
+    redact,
+    refuse_credentials_in_url,
+)
+from toolfront.errors import (
+    CallRefusedError,
+    ClientTokenRequiredError,
+    ConfirmationUnavailableError,
+    InternalError,
+    InvalidInputError,
+    ToolError,
+    TooManyItemsError,
+    UnauthenticatedError,
+    UnknownToolError,
+)
+from toolfront.tools.definition import CallContext, Tool
+from toolfront.tools.registry import Registry
+from toolfront.tools.rules import cost_of, longest_list
+
+logger = logging.getLogger("toolfront.calls.pipeline")
+
+
+@dataclass(slots=True)
+class _Progress:
+    """What the run has learnt so far, for the result and the log line."""
+
+    actor: Actor | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    secrets: list[str] = field(default_factory=list)
+    client_token_hash: str | None = None
+    cost: int = 0  # units spent, once the rate limit decided
+
+
+class CallPipeline:
+    """Runs calls against one registry's tools."""
+
+    def __init__(
+        self,
+        registry: Registry,
+        authenticate: Callable[[Mapping[str, str], str], Actor],
+        admission: Admission,
+        *,
+        desk: ApprovalDesk | None = None,
+        batch_confirm_items: int = 100,
+        lease_seconds: int = 60,
+    ) -> None:
+        self._desk = desk
+        self._registry = registry
+        self._authenticate = authenticate
+        self._admission = admission
+        self._batch_confirm_items = batch_confirm_items
+        self._lease_us = lease_seconds * 1_000_000
+
+    def run(self, call: Call) -> CallResult:
+        """Run ``call``; never raises (every failure is a result with its status)."""
+        started = time.perf_counter()
+        progress = _Progress()
+        try:
+            result = self._run(call, progress)
+        except (CallRefusedError, ToolError) as exc:
+            result = CallResult(exc.http_status, error=exc, actor=progress.actor, headers=progress.headers)
+        except Exception:  # a crash or a broken setting: logged in full, answered without detail
+            logger.exception("tool %s failed (request %s)", call.tool_name, call.request_id)
+            result = CallResult(500, error=InternalError(), actor=progress.actor, headers=progress.headers)
+        duration_ms = (time.perf_counter() - started) * 1000
+        log_call(call, result, duration_ms=duration_ms, secrets=progress.secrets, cost=progress.cost)
+        return result
+
+    def _run(self, call: Call, progress: _Progress) -> CallResult:
+        refuse_credentials_in_url(call.query)
+        arguments = call.arguments if call.arguments is not None else parse_body(call.body, call.content_type)
+        tool = self._registry.get(call.tool_name)
+        if tool is None:
+            raise UnknownToolError(f"there is no tool {call.tool_name!r}", details={"tool": call.tool_name})
+        credential = _safe_credential(call.headers)
+        token = _client_token(tool, arguments)
+        progress.secrets.extend(s for s in (credential, token) if s)
+        progress.client_token_hash = hash_client_token(token) if token else None
+        actor = progress.actor = self._actor(call, tool, arguments)
+        authorize(audience=str(tool.audience), scope=tool.scope, permission=tool.permission, actor=actor)
+        claim, refusal = self._prepare(call, tool, actor, arguments)
+        progress.cost = cost_of(tool, arguments)
+        admitted = self._admission.admit(actor, progress.cost, claim)
+        if admitted.decision is not None:
+            progress.headers.update(admitted.decision.headers())
+        if refusal is not None:
+            raise refusal
+        if admitted.replay is not None:
+            replay = admitted.replay
+            return CallResult(
+                replay.status, actor=actor, headers=progress.headers, body=replay.body, replayed=True
+            )
+        return self._execute(call, tool, actor, without_control_fields(arguments), claim, progress)
+
+    def _actor(self, call: Call, tool: Tool, arguments: Mapping[str, Any]) -> Actor:
+        actor = self._authenticate(call.headers, call.source_ip)
+        token = _client_token(tool, arguments)
+        if actor.kind is ActorKind.ANONYMOUS and token:
+            return Actor(ActorKind.CLIENT, hash_client_token(token))
+        return actor
+
+    def _prepare(
+        self, call: Call, tool: Tool, actor: Actor, arguments: dict[str, Any]
+    ) -> tuple[Claim | None, CallRefusedError | None]:
+        """The checks after the rate limit (max_items, input, idempotency key), run before it.
+
+        A refusal found here is raised only once the call's units are spent.
+        """
+        try:
+            _check_max_items(tool, arguments)
+            key = requested_key(tool, arguments, call.headers)
+            _check_input(tool, without_control_fields(arguments))
+        except CallRefusedError as refusal:
+            return None, refusal
+        if key is None or actor.kind is ActorKind.ANONYMOUS:  # no identity to scope the key to
+            return None, None
+        claim = Claim(
+            scope=f"{actor.kind}#{actor.id}",
+            tool=tool.name,
+            key=key,
+            fingerprint=fingerprint(tool.name, arguments),
+            owner=call.request_id,
+            now_us=time.time_ns() // 1000,
+            lease_us=self._lease_us,
+        )
+        return claim, None
+
+    def _execute(
+        self,
+        call: Call,
+        tool: Tool,
+        actor: Actor,
+        arguments: dict[str, Any],
+        claim: Claim | None,
+        progress: _Progress,
+    ) -> CallResult:
+        token_hash = progress.client_token_hash
+        ctx = CallContext(
+            request_id=call.request_id, tool=tool.name, actor=actor, client_token_hash=token_hash
+        )
+        reason = confirmation_reason(
+            tool, arguments, actor, ctx, batch_confirm_items=self._batch_confirm_items
+        )
+        try:
+            if reason is not None:
+                return self._hold(call, tool, actor, arguments, reason, claim, progress)
+            data = _run_handler(tool, arguments, ctx)
+        except ToolError as exc:
+            refused = _scrubbed(exc, tool, progress.secrets)
+            if claim is not None:
+                self._admission.complete(claim, refused.http_status, error_body(refused, call.request_id))
+            raise refused from None
+        except BaseException:
+            if claim is not None:  # not stored: the key is released so a retry runs again
+                self._admission.release(claim)
+            raise
+        return self._answer(call, tool, actor, data, claim, progress)
+
+    def _hold(
+        self,
+        call: Call,
+        tool: Tool,
+        actor: Actor,
+        arguments: dict[str, Any],
+        reason: ConfirmationReason,
+        claim: Claim | None,
+        progress: _Progress,
+    ) -> CallResult:
+        """202: the call waits for a person; the answer is stored for retries like any other."""
+        if self._desk is None:
+            raise ConfirmationUnavailableError(
+                "this call needs a person's confirmation, which this deployment cannot collect; "
+                "nothing was changed",
+                details={"reason": str(reason)},
+            )
+        data = self._desk.hold(
+            tool=tool,
+            arguments=arguments,
+            actor=actor,
+            reason=reason,
+            request_id=call.request_id,
+            function=call.function,
+            base_url=call.base_url,
+            fields=tool.secret_fields,
+            client_token_hash=progress.client_token_hash,
+        )
+        body = success_body(data, call.request_id)
+        if claim is not None:
+            self._admission.complete(claim, 202, body)
+        return CallResult(202, data=data, actor=actor, headers=progress.headers, body=body)
+
+    def _answer(
+        self,
+        call: Call,
+        tool: Tool,
+        actor: Actor,
+        data: dict[str, Any],
+        claim: Claim | None,
+        progress: _Progress,
+    ) -> CallResult:
+        try:
+            body = success_body(data, call.request_id)
+        except (TypeError, ValueError):  # not JSON data: a 500, and nothing stored
+            if claim is not None:
+                self._admission.release(claim)
+            raise
+        # The JSON text is searched first (fast, in C); the walks run only when it could matter.
+        fields = tool.secret_fields
+        if mentions_secret_field(body, fields) and carries_credential(data, fields):
+            if claim is not None:  # handed out once, never written anywhere
+                self._admission.release(claim)
+            return CallResult(200, data=data, actor=actor, headers=progress.headers, body=body)
+        if any(secret in body for secret in progress.secrets):
+            data = redact(data, secrets=progress.secrets)
+            body = success_body(data, call.request_id)
+        if claim is not None:
+            self._admission.complete(claim, 200, body)
+        return CallResult(200, data=data, actor=actor, headers=progress.headers, body=body)
+
+
+def _safe_credential(headers: Mapping[str, str]) -> str | None:
+    try:
+        return presented_credential(headers)
+    except UnauthenticatedError:
+        return headers.get("authorization")
+
+
+def _client_token(tool: Tool, arguments: Mapping[str, Any]) -> str | None:
+    token = arguments.get(tool.client_token) if tool.client_token else None
+    return token if isinstance(token, str) and token else None
+
+
+def _check_max_items(tool: Tool, arguments: dict[str, Any]) -> None:
+    if tool.max_items is None:
+        return
+    longest = longest_list(arguments)
+    if longest > tool.max_items:
+        raise TooManyItemsError(
+            f"a list in the input has {longest} items; {tool.name} takes at most {tool.max_items}",
+            details={"max_items": tool.max_items, "items": longest},
+        )
+
+
+def _check_input(tool: Tool, arguments: dict[str, Any]) -> None:
+    token = tool.client_token
+    if token and token in (tool.input_schema.get("required") or []) and not arguments.get(token):
+        raise ClientTokenRequiredError(
+            f"{tool.name} needs the client token {token!r} (call the tool that starts a session first)",
+            details={"field": token},
+        )
+    errors = tool.validate_input(arguments)
+    if errors:
+        plural = "s" if len(errors) > 1 else ""
+        raise InvalidInputError(
+            f"the input does not match the tool's schema ({len(errors)} error{plural})",
+            details=[e.as_dict() for e in errors],
+        )
+
+
+def _scrubbed(error: ToolError, tool: Tool, secrets: list[str]) -> ToolError:
+    """A handler's refusal without the call's secrets in its message or details."""
+    fields = tool.secret_fields
+    message = redact(error.message, secrets=secrets)
+    details = redact(error.details, fields=fields, secrets=secrets)
+    if message == error.message and details == error.details:
+        return error
+    return ToolError(error.code, message, error.http_status, details=details)
+
+
+def _run_handler(tool: Tool, arguments: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
+    data = tool.handler(arguments, ctx)
+    if not isinstance(data, dict):
+        raise TypeError(f"handler of {tool.name} returned {type(data).__name__}, not a dict")
+    return data

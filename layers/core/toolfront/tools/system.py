@@ -1,0 +1,170 @@
+"""Core's own ``system.*`` tools: who am I, what may I call, and my held calls (read, cancel, confirm).
+
+They skip the scope and permission checks (a module's ``system.*`` tools are ignored for that
+reason) and are served by the gateway function; the composition root hands them the approvals.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from toolfront.approvals.decisions import Decisions
+from toolfront.approvals.records import Approval
+from toolfront.approvals.store import ApprovalStore
+from toolfront.auth.access import callable_tools
+from toolfront.auth.actors import Actor, ActorKind
+from toolfront.errors import ConfigurationError, NotFoundError, UnauthenticatedError
+from toolfront.tools.definition import CallContext, Tool
+from toolfront.tools.manifest import load_manifest
+
+_APPROVAL_ID = {"type": "string", "minLength": 1, "maxLength": 100, "description": "From the 202 answer."}
+_SESSION = {
+    "type": "string",
+    "minLength": 20,
+    "maxLength": 200,
+    "description": "The session of a guest call.",
+}
+
+
+def get_actor(data: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
+    assert ctx.actor is not None
+    return {"actor": ctx.actor.describe()}
+
+
+def list_tools(data: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
+    return {"tools": callable_tools(all_tools(), ctx.actor or Actor(ActorKind.ANONYMOUS, ""))}
+
+
+def _unwired() -> Any:
+    raise ConfigurationError("core's system tools were built without their approvals (see wiring)")
+
+
+class _HeldCalls:
+    """The handlers that read, cancel and confirm held calls, over the approvals they are given."""
+
+    def __init__(
+        self, approvals: Callable[[], ApprovalStore | None], decisions: Callable[[], Decisions]
+    ) -> None:
+        self._approvals = approvals
+        self._decisions = decisions
+
+    def _own_approval(self, data: dict[str, Any], ctx: CallContext) -> Approval:
+        """The caller's approval: a key of the same principal, the same Cognito sub, or the same
+        client token. Nobody is refused before any read, so no approval is fetched for nobody."""
+        actor = ctx.actor
+        if actor is not None and actor.kind is ActorKind.ANONYMOUS and ctx.client_token_hash:
+            actor = Actor(ActorKind.CLIENT, ctx.client_token_hash)
+        if actor is None or actor.kind is ActorKind.ANONYMOUS:
+            raise UnauthenticatedError("send the key of the call, or its session_token, to read an approval")
+        store = self._approvals()
+        approval = store.get(data["approval_id"]) if store else None
+        if approval is None or not approval.requester.same_as(actor):
+            raise NotFoundError("there is no such approval")  # another requester's: existence not revealed
+        return approval
+
+    def get_approval(self, data: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
+        return self._own_approval(data, ctx).describe()
+
+    def cancel_approval(self, data: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
+        approval = self._own_approval(data, ctx)
+        return self._decisions().cancel(approval).describe()
+
+    def confirm_call(self, data: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
+        decided = self._decisions().decide(
+            data["approval_id"],
+            data["code"],
+            "approve",
+            by="client",
+            client_token_hash=ctx.client_token_hash,
+        )
+        return decided.describe()
+
+
+def system_tools(
+    approvals: Callable[[], ApprovalStore | None] = _unwired,
+    decisions: Callable[[], Decisions] = _unwired,
+) -> list[Tool]:
+    """Core's tools; ``approvals`` and ``decisions`` give the process's approval store and decisions
+    (the composition root passes its own; the manifest needs only the declarations)."""
+    held = _HeldCalls(approvals, decisions)
+    by_id = {"approval_id": _APPROVAL_ID}
+    optional_session = {
+        "type": "object",
+        "properties": {**by_id, "session_token": _SESSION},
+        "required": ["approval_id"],
+        "additionalProperties": False,
+    }
+    return [
+        Tool.new(
+            name="system.get_actor",
+            audience="admin",
+            handler=get_actor,
+            title="Who am I",
+            description="Answers the caller as toolfront sees it: kind, id, principal, scopes, permissions. "
+            "Needs any valid key or access token. Read-only.",
+            annotations={"read_only": True, "idempotent": True},
+        ),
+        Tool.new(
+            name="system.list_tools",
+            audience="public",
+            handler=list_tools,
+            title="List the tools I may call",
+            description="Lists the tools this caller may call right now (scope and permission held). "
+            "Read-only.",
+            annotations={"read_only": True, "idempotent": True},
+        ),
+        Tool.new(
+            name="system.get_approval",
+            audience="public",
+            handler=held.get_approval,
+            title="Get a held call",
+            description="Answers a held call's approval: status (pending, approved, rejected, expired, "
+            "succeeded, failed, cancelled), and once run its result or error. Poll it after a "
+            "pending_approval answer. Send the key of the call, or for a guest call its session_token. "
+            "Read-only.",
+            input_schema=optional_session,
+            client_token="session_token",
+            annotations={"read_only": True, "idempotent": True},
+        ),
+        Tool.new(
+            name="system.cancel_approval",
+            audience="public",
+            handler=held.cancel_approval,
+            title="Cancel a held call",
+            description="Withdraws a call that still waits for confirmation; it will never run. Send the "
+            "key of the call, or for a guest call its session_token.",
+            input_schema=optional_session,
+            client_token="session_token",
+            replay=False,
+        ),
+        Tool.new(
+            name="system.confirm_call",
+            audience="public",
+            handler=held.confirm_call,
+            title="Confirm a guest call",
+            description="Confirms a held guest call with the code its owner received (e.g. a newsletter "
+            "double opt-in), from the same session that made the call. A wrong code or session is "
+            "invalid_confirmation.",
+            input_schema={
+                "type": "object",
+                "properties": {
+                    **by_id,
+                    "code": {"type": "string", "maxLength": 200},
+                    "session_token": _SESSION,
+                },
+                "required": ["approval_id", "code", "session_token"],
+                "additionalProperties": False,
+            },
+            client_token="session_token",
+            replay=False,
+        ),
+    ]
+
+
+SYSTEM_MANIFEST = [dict(tool.describe(), module="core") for tool in system_tools()]
+
+
+def all_tools() -> list[dict[str, Any]]:
+    """Every tool this deployment serves, as manifest entries, sorted by name (families and core)."""
+    return sorted([*load_manifest()["tools"], *SYSTEM_MANIFEST], key=lambda tool: str(tool["name"]))

@@ -1,0 +1,159 @@
+"""The composition root: the objects a function needs, built from the settings once per process, on
+first use, and the ``lambda_handler`` every family exports.
+
+``family_handler(FAMILY, api_tools)`` is what a family's ``app.py`` exports as its ``lambda_handler``:
+it serves the family's REST route, the MCP calls the gateway routes to it, and the approval
+workflow's ``execute`` task. Nothing here runs at import: the first request builds what it needs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import cache
+from types import SimpleNamespace
+from typing import Any
+
+from toolfront.adapters.http import Event, Response
+from toolfront.adapters.rest import RestAdapter, result_response
+from toolfront.admission.admission import Admission
+from toolfront.approvals.decisions import Decisions
+from toolfront.approvals.desk import ApprovalDesk
+from toolfront.approvals.runner import ApprovedCallRunner
+from toolfront.approvals.store import ApprovalStore
+from toolfront.approvals.workflow import Workflow
+from toolfront.auth.authenticator import Authenticator
+from toolfront.auth.cognito import CognitoVerifier
+from toolfront.auth.keystore import DynamoDBKeyStore
+from toolfront.calls.call import Call, CallResult
+from toolfront.calls.pipeline import CallPipeline
+from toolfront.calls.remote import CALL_TASK, EXECUTE_TASK, TASK_FIELD, pipeline_call
+from toolfront.errors import ConfigurationError
+from toolfront.settings import Settings, current
+from toolfront.tools.definition import Tool
+from toolfront.tools.registry import Registry
+from toolfront.tools.system import system_tools
+
+_NO_APPROVALS = "TOOLFRONT_APPROVAL_STATE_MACHINE_ARN is not set: no approvals here"
+
+
+@cache
+def key_store() -> DynamoDBKeyStore:
+    settings = current()
+    return DynamoDBKeyStore(settings.keys_table, settings.principals_table)
+
+
+@cache
+def authenticator() -> Authenticator:
+    """The process's authenticator (its key-owner memory lives as long as the process)."""
+    settings = current()
+    cognito = CognitoVerifier(settings.cognito) if settings.cognito else None
+    return Authenticator(key_store(), cognito)
+
+
+@cache
+def admission() -> Admission:
+    """The process's admission (its memory of buckets lives as long as the process)."""
+    settings = current()
+    return Admission(settings.rate_limits_table, settings.idempotency_table, settings.limits)
+
+
+@cache
+def approval_store() -> ApprovalStore | None:
+    approvals = current().approvals
+    return ApprovalStore(approvals.table) if approvals else None
+
+
+@cache
+def workflow() -> Workflow | None:
+    approvals = current().approvals
+    return Workflow(approvals.state_machine_arn) if approvals else None
+
+
+def decisions() -> Decisions:
+    store, flow = approval_store(), workflow()
+    if store is None or flow is None:
+        raise ConfigurationError(_NO_APPROVALS)
+    return Decisions(store, flow)
+
+
+def approval_desk() -> ApprovalDesk | None:
+    approvals, store, flow = current().approvals, approval_store(), workflow()
+    if approvals is None or store is None or flow is None:
+        return None
+    return ApprovalDesk(store, flow, approvals.lifetime_seconds)
+
+
+def core_tools() -> list[Tool]:
+    """Core's ``system.*`` tools, wired to this process's approvals."""
+    return system_tools(approvals=approval_store, decisions=decisions)
+
+
+def pipeline_for(registry: Registry) -> CallPipeline:
+    settings = current()
+    return CallPipeline(
+        registry,
+        authenticator().authenticate,
+        admission(),
+        desk=approval_desk(),
+        batch_confirm_items=settings.batch_confirm_items,
+        lease_seconds=settings.idempotency_lease_seconds,
+    )
+
+
+def reset() -> None:
+    """Forget every process-wide object (tests, and the local stack when its endpoints change).
+
+    Pipelines need no forgetting: each handler rebuilds its own when the settings object changes.
+    """
+    current.cache_clear()
+    for built in (key_store, authenticator, admission, approval_store, workflow):
+        built.cache_clear()
+
+
+class FamilyHandler:
+    """A family function's ``lambda_handler``: the REST route, MCP calls routed here, and the
+    workflow's ``execute`` task, all through the one pipeline this handler owns."""
+
+    def __init__(self, family: str, api_tools: Callable[[], list[Tool]], *, core: bool = False) -> None:
+        if core:  # the gateway: core's own system.* tools
+            self.registry = Registry.from_modules([], core_tools=api_tools())
+        else:
+            self.registry = Registry.from_modules([SimpleNamespace(FAMILY=family, api_tools=api_tools)])
+        self._built: tuple[Settings, CallPipeline] | None = None
+        self._rest = RestAdapter(self.pipeline)
+
+    def pipeline(self) -> CallPipeline:
+        """This function's pipeline, built on first use (never at import: no AWS at init) and again
+        whenever the process's settings were read anew (tests, the local stack)."""
+        settings = current()
+        built = self._built
+        if built is None or built[0] is not settings:
+            built = self._built = (settings, pipeline_for(self.registry))
+        return built[1]
+
+    def __call__(self, event: Event, context: Any = None) -> Any:
+        task = event.get(TASK_FIELD)
+        if task == EXECUTE_TASK:
+            return self.run_approved(str(event["approval_id"]))
+        if task == CALL_TASK:  # an MCP tools/call the gateway routed here
+            return self.run_call(event, context)
+        return self._rest.handle(event, context)
+
+    def run(self, call: Call) -> CallResult:
+        """Run one call through this function's pipeline."""
+        return self.pipeline().run(call)
+
+    def run_call(self, event: Event, context: Any = None) -> Response:
+        call = pipeline_call(event, str(getattr(context, "invoked_function_arn", "") or ""))
+        return result_response(self.run(call), call.request_id)
+
+    def run_approved(self, approval_id: str) -> dict[str, Any]:
+        store = approval_store()
+        if store is None:
+            raise ConfigurationError(_NO_APPROVALS)
+        return ApprovedCallRunner(self.registry, store, key_store()).run(approval_id)
+
+
+def family_handler(family: str, api_tools: Callable[[], list[Tool]], *, core: bool = False) -> FamilyHandler:
+    """The ``lambda_handler`` of a family: ``lambda_handler = family_handler(FAMILY, api_tools)``."""
+    return FamilyHandler(family, api_tools, core=core)
