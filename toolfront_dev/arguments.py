@@ -9,13 +9,12 @@ import argparse
 import re
 from datetime import timedelta
 
+from toolfront.auth.actors import HELD_SCOPE, PERMISSION
+
 _DURATION = re.compile(r"([0-9]+)([smhd])")
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 # Far beyond any sensible key lifetime, and well inside what datetime arithmetic can represent.
 MAX_DURATION = timedelta(days=36500)
-# The grammar of toolfront.tools.definition' scopes and permissions, plus the two wildcards keys may hold.
-_KEY_SCOPE = re.compile(r"[a-z][a-z0-9_]*\.(?:\*|[a-z][a-z0-9_]*:(?:\*|[a-z][a-z0-9_]*))")
-_PERMISSION = re.compile(r"[a-z][a-z0-9_.:-]{0,99}")
 SCOPE_FORMS = "<module>.<resource>:<action>, <module>.<resource>:* or <module>.*"
 
 
@@ -39,14 +38,14 @@ def parse_duration(text: str) -> timedelta:
 
 def scope_problem(scope: object) -> str | None:
     """What is wrong with a key scope, or ``None`` when it is valid."""
-    if not isinstance(scope, str) or not _KEY_SCOPE.fullmatch(scope):
+    if not isinstance(scope, str) or not HELD_SCOPE.fullmatch(scope):
         return f"invalid scope {scope!r}: expected {SCOPE_FORMS}, e.g. catalogue.products:read"
     return None
 
 
 def permission_problem(permission: object) -> str | None:
     """What is wrong with a permission name, or ``None`` when it is valid."""
-    if not isinstance(permission, str) or not _PERMISSION.fullmatch(permission):
+    if not isinstance(permission, str) or not PERMISSION.fullmatch(permission):
         return (
             f"invalid permission {permission!r}: expected lowercase letters, digits and _ . : -, "
             "starting with a letter, e.g. catalogue"

@@ -13,6 +13,9 @@ from functools import cache
 from toolfront.auth.actors import Actor, ActorKind
 from toolfront.errors import ConfigurationError
 
+#: Admin writes with a longer list than this are held for a person (``BatchConfirmItems``).
+DEFAULT_BATCH_CONFIRM_ITEMS = 100
+
 
 @dataclass(frozen=True, slots=True)
 class RateLimits:
@@ -61,7 +64,7 @@ class Settings:
     idempotency_table: str
     rate_limits_table: str
     cognito: CognitoSettings | None = None
-    batch_confirm_items: int = 100
+    batch_confirm_items: int = DEFAULT_BATCH_CONFIRM_ITEMS
     limits: RateLimits = field(default_factory=RateLimits)
     idempotency_lease_seconds: int = 60
     approvals: ApprovalSettings | None = None  # None: held calls answer 501 (no workflow deployed)
@@ -76,7 +79,9 @@ class Settings:
             idempotency_table=_required(env, "TOOLFRONT_IDEMPOTENCY_TABLE"),
             rate_limits_table=_required(env, "TOOLFRONT_RATE_LIMITS_TABLE"),
             cognito=_cognito(env),
-            batch_confirm_items=_integer(env, "TOOLFRONT_BATCH_CONFIRM_ITEMS", 100, low=1),
+            batch_confirm_items=_integer(
+                env, "TOOLFRONT_BATCH_CONFIRM_ITEMS", DEFAULT_BATCH_CONFIRM_ITEMS, low=1
+            ),
             limits=RateLimits(
                 admin_per_minute=_integer(env, "TOOLFRONT_RATE_ADMIN_PER_MINUTE", 600, low=1),
                 public_token_per_minute=_integer(env, "TOOLFRONT_RATE_PUBLIC_TOKEN_PER_MINUTE", 60, low=1),

@@ -1,9 +1,10 @@
-"""Idempotent retries (Stripe and the IETF Idempotency-Key draft, as DESIGN.md section 6 fixes them).
+"""Idempotent retries (Stripe's rules and the IETF Idempotency-Key draft).
 
 A write call with an ``idempotency_key`` (body field or ``Idempotency-Key`` header) claims a record
 scoped to the actor and the tool. The first call holds a lease while it runs; its answer (status
 and body, exactly) is then stored for 24 hours and replayed to a retry with the same input. The
-rules live here; the DynamoDB writes are built here too but executed by ``admission``.
+rules live here, and so does ``IdempotencyRecord``, which owns one call's record from claim to
+answer; the DynamoDB writes are built here and executed by ``admission``.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, Protocol
 
 from toolfront.encoding import canonical_json
 from toolfront.errors import (
@@ -168,3 +169,51 @@ def outcome_of_conflict(claim: Claim, old: dict[str, Any]) -> Replay:
         details={"retry_after": wait},
         headers={"retry-after": str(wait)},
     )
+
+
+class RecordWriter(Protocol):
+    """Where a record's answer is written (``Admission``, which also made the claim)."""
+
+    def complete(self, claim: Claim, status: int, body: str) -> None: ...
+
+    def release(self, claim: Claim) -> None: ...
+
+
+class IdempotencyRecord:
+    """One call's idempotency record from its claim to its answer (Powertools' ``IdempotencyHandler``
+    shape): the only owner of the record's lifecycle.
+
+    Admission claims the record (with the call's units, in one transaction); the pipeline runs the
+    call inside ``with record:`` and settles it once, with ``complete`` (the answer a retry gets
+    back) or ``release`` (the key is free again). Leaving the block by an exception before either
+    releases the key, so a crash can never leave it stuck until its lease ends. A call with no
+    idempotency key holds a record with no claim, on which both are no-ops: the pipeline never asks
+    whether a call is idempotent.
+    """
+
+    __slots__ = ("_claim", "_settled", "_writer", "replay")
+
+    def __init__(self, writer: RecordWriter, claim: Claim | None, replay: Replay | None = None) -> None:
+        self._writer = writer
+        self._claim = claim
+        self._settled = claim is None or replay is not None  # nothing to write, or a stored answer
+        self.replay = replay  # the first answer, when this call is a retry of a completed one
+
+    def complete(self, status: int, body: str) -> None:
+        """Keep ``body`` (sent with ``status``) as the answer every retry with this key gets back."""
+        if not self._settled and self._claim is not None:
+            self._settled = True
+            self._writer.complete(self._claim, status, body)
+
+    def release(self) -> None:
+        """Give the key back unanswered: a retry runs the call again."""
+        if not self._settled and self._claim is not None:
+            self._settled = True
+            self._writer.release(self._claim)
+
+    def __enter__(self) -> IdempotencyRecord:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: Any) -> None:
+        if kind is not None:
+            self.release()

@@ -15,6 +15,7 @@ from toolfront.approvals.records import Approval, ApprovalStatus
 from toolfront.approvals.store import ApprovalStore
 from toolfront.auth.access import authorize
 from toolfront.auth.actors import Actor, ActorKind
+from toolfront.auth.authenticator import actor_for_key, permissions_of
 from toolfront.auth.keystore import KeyStore
 from toolfront.aws import dynamodb
 from toolfront.calls.call import Call, CallResult, Entry
@@ -89,22 +90,15 @@ class ApprovedCallRunner:
             if record is None or not record.usable_at(self._clock()):
                 raise UnauthenticatedError("the requester's key was revoked or expired before the call ran")
             principals = self._keys.get_principals([record.owner])
-            actor = Actor(
-                ActorKind.KEY,
-                record.key_id,
-                record.owner,
-                record.scopes,
-                principals[0].permissions if principals else frozenset(),
-                record.requires_approval,
-            )
+            actor = actor_for_key(record, principals[0] if principals else None)
         elif requester.kind == ActorKind.COGNITO:
             groups = self._keys.get_principals(list(requester.groups))
             actor = Actor(
                 ActorKind.COGNITO,
                 requester.id,
-                requester.principal,
-                frozenset(requester.scopes),
-                frozenset().union(*(g.permissions for g in groups)),
+                principal=requester.principal,
+                scopes=frozenset(requester.scopes),
+                permissions=permissions_of(groups),
                 groups=requester.groups,
             )
         else:

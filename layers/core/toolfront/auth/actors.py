@@ -1,9 +1,19 @@
-"""Who is calling: the actor behind a call, and the rule that matches its scopes to a tool's."""
+"""Who is calling: the actor behind a call, the grammar of scopes and permissions, and the rule that
+matches held scopes to a tool's."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from enum import StrEnum
+
+_WORD = r"[a-z][a-z0-9_]*"
+#: A tool's scope: ``<module>.<resource>:<action>`` (``catalogue.products:read``).
+TOOL_SCOPE = re.compile(rf"{_WORD}\.{_WORD}:{_WORD}")
+#: A scope a key or token may hold: a tool scope, ``<module>.<resource>:*`` or ``<module>.*``.
+HELD_SCOPE = re.compile(rf"{_WORD}\.(?:\*|{_WORD}:(?:\*|{_WORD}))")
+#: A permission a principal holds and a tool names (``catalogue``).
+PERMISSION = re.compile(r"[a-z][a-z0-9_.:-]{0,99}")
 
 
 class ActorKind(StrEnum):

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 
 from toolfront.auth.actors import Actor, ActorKind
 from toolfront.auth.cognito import CognitoVerifier
-from toolfront.auth.keys import looks_like_key, parse_key, secret_matches
+from toolfront.auth.keys import KeyRecord, PrincipalRecord, looks_like_key, parse_key, secret_matches
 from toolfront.auth.keystore import KeyStore
 from toolfront.errors import UnauthenticatedError
 
@@ -31,6 +31,24 @@ def presented_credential(headers: Mapping[str, str]) -> str | None:
         return value.strip()
     api_key = headers.get("x-api-key")
     return api_key.strip() if api_key is not None else None
+
+
+def actor_for_key(record: KeyRecord, principal: PrincipalRecord | None) -> Actor:
+    """The actor of a live key: its scopes, its owner's permissions now, its own bucket and approval rule."""
+    return Actor(
+        ActorKind.KEY,
+        record.key_id,
+        principal=record.owner,
+        scopes=record.scopes,
+        permissions=principal.permissions if principal else frozenset(),
+        requires_approval=record.requires_approval,
+        rate_limit=record.rate_limit,
+    )
+
+
+def permissions_of(groups: list[PrincipalRecord]) -> frozenset[str]:
+    """A Cognito user's permissions: every permission its groups (principals) hold now."""
+    return frozenset().union(*(g.permissions for g in groups))
 
 
 class Authenticator:
@@ -75,15 +93,7 @@ class Authenticator:
             raise UnauthenticatedError("this API key has been revoked")
         if not record.usable_at(self._clock()):
             raise UnauthenticatedError("this API key has expired")
-        return Actor(
-            ActorKind.KEY,
-            record.key_id,
-            principal=record.owner,
-            scopes=record.scopes,
-            permissions=principal.permissions if principal else frozenset(),
-            requires_approval=record.requires_approval,
-            rate_limit=record.rate_limit,
-        )
+        return actor_for_key(record, principal)
 
     def _remember_owner(self, key_id: str, owner: str) -> None:
         self._owners[key_id] = owner
@@ -95,12 +105,11 @@ class Authenticator:
         assert self._cognito is not None
         verified = self._cognito.verify(token)
         groups = self._store.get_principals(list(verified.groups)) if verified.groups else []
-        permissions = frozenset().union(*(g.permissions for g in groups))
         return Actor(
             ActorKind.COGNITO,
             verified.sub,
             principal=verified.sub,
             scopes=verified.scopes,
-            permissions=permissions,
+            permissions=permissions_of(groups),
             groups=verified.groups,
         )

@@ -6,8 +6,9 @@ idempotency, confirmation, handler.
 
 The rate-limit units and the idempotency claim are written together once the input is known to
 be valid (``admission``); an invalid call still spends its units first, so the refusals come in
-the contract's order. A call that needs a person's confirmation is refused with 501 until the
-approval workflow exists.
+the contract's order. ``IdempotencyRecord`` owns the record from claim to answer. A call that
+needs a person's confirmation is held (``approvals.desk``), or refused with 501 where the
+deployment has no approval workflow.
 """
 
 from __future__ import annotations
@@ -19,7 +20,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolfront.admission.admission import Admission
-from toolfront.admission.idempotency import Claim, fingerprint, requested_key, without_control_fields
+from toolfront.admission.idempotency import (
+    Claim,
+    IdempotencyRecord,
+    Replay,
+    fingerprint,
+    requested_key,
+    without_control_fields,
+)
 from toolfront.approvals.desk import ApprovalDesk
 from toolfront.approvals.policy import ConfirmationReason, confirmation_reason
 from toolfront.auth.access import authorize
@@ -106,49 +114,57 @@ class CallPipeline:
         tool = self._registry.get(call.tool_name)
         if tool is None:
             raise UnknownToolError(f"there is no tool {call.tool_name!r}", details={"tool": call.tool_name})
+        actor = progress.actor = self._actor(call, tool, arguments, progress)
+        authorize(audience=str(tool.audience), scope=tool.scope, permission=tool.permission, actor=actor)
+        with self._admit(call, tool, actor, arguments, progress) as record:
+            if record.replay is not None:
+                replay = record.replay
+                return CallResult(
+                    replay.status, actor=actor, headers=progress.headers, body=replay.body, replayed=True
+                )
+            return self._execute(call, tool, actor, without_control_fields(arguments), record, progress)
+
+    def _actor(self, call: Call, tool: Tool, arguments: Mapping[str, Any], progress: _Progress) -> Actor:
+        """The caller: its key or access token, else (public tools) its client token, else its IP."""
         credential = _safe_credential(call.headers)
         token = _client_token(tool, arguments)
         progress.secrets.extend(s for s in (credential, token) if s)
         progress.client_token_hash = hash_client_token(token) if token else None
-        actor = progress.actor = self._actor(call, tool, arguments)
-        authorize(audience=str(tool.audience), scope=tool.scope, permission=tool.permission, actor=actor)
-        claim, refusal = self._prepare(call, tool, actor, arguments)
+        actor = self._authenticate(call.headers, call.source_ip)
+        if actor.kind is ActorKind.ANONYMOUS and progress.client_token_hash:
+            return Actor(ActorKind.CLIENT, progress.client_token_hash)
+        return actor
+
+    def _admit(
+        self, call: Call, tool: Tool, actor: Actor, arguments: dict[str, Any], progress: _Progress
+    ) -> IdempotencyRecord:
+        """Rate limit, then max_items, input and the idempotency key, in the contract's order.
+
+        The later checks run first because the claim rides in the rate limit's write; a call they
+        refuse still spends its units (so refusals come in order: over budget before invalid).
+        """
         progress.cost = cost_of(tool, arguments)
+        try:
+            claim = self._claim(call, tool, actor, arguments)
+        except CallRefusedError:
+            self._spend(actor, None, progress)
+            raise
+        return IdempotencyRecord(self._admission, claim, self._spend(actor, claim, progress))
+
+    def _spend(self, actor: Actor, claim: Claim | None, progress: _Progress) -> Replay | None:
         admitted = self._admission.admit(actor, progress.cost, claim)
         if admitted.decision is not None:
             progress.headers.update(admitted.decision.headers())
-        if refusal is not None:
-            raise refusal
-        if admitted.replay is not None:
-            replay = admitted.replay
-            return CallResult(
-                replay.status, actor=actor, headers=progress.headers, body=replay.body, replayed=True
-            )
-        return self._execute(call, tool, actor, without_control_fields(arguments), claim, progress)
+        return admitted.replay
 
-    def _actor(self, call: Call, tool: Tool, arguments: Mapping[str, Any]) -> Actor:
-        actor = self._authenticate(call.headers, call.source_ip)
-        token = _client_token(tool, arguments)
-        if actor.kind is ActorKind.ANONYMOUS and token:
-            return Actor(ActorKind.CLIENT, hash_client_token(token))
-        return actor
-
-    def _prepare(
-        self, call: Call, tool: Tool, actor: Actor, arguments: dict[str, Any]
-    ) -> tuple[Claim | None, CallRefusedError | None]:
-        """The checks after the rate limit (max_items, input, idempotency key), run before it.
-
-        A refusal found here is raised only once the call's units are spent.
-        """
-        try:
-            _check_max_items(tool, arguments)
-            key = requested_key(tool, arguments, call.headers)
-            _check_input(tool, without_control_fields(arguments))
-        except CallRefusedError as refusal:
-            return None, refusal
-        if key is None or actor.kind is ActorKind.ANONYMOUS:  # no identity to scope the key to
-            return None, None
-        claim = Claim(
+    def _claim(self, call: Call, tool: Tool, actor: Actor, arguments: dict[str, Any]) -> Claim | None:
+        """The call's claim on its idempotency record (None: no key, or no identity to scope it to)."""
+        _check_max_items(tool, arguments)
+        key = requested_key(tool, arguments, call.headers)
+        _check_input(tool, without_control_fields(arguments))
+        if key is None or actor.kind is ActorKind.ANONYMOUS:
+            return None
+        return Claim(
             scope=f"{actor.kind}#{actor.id}",
             tool=tool.name,
             key=key,
@@ -157,7 +173,6 @@ class CallPipeline:
             now_us=time.time_ns() // 1000,
             lease_us=self._lease_us,
         )
-        return claim, None
 
     def _execute(
         self,
@@ -165,30 +180,27 @@ class CallPipeline:
         tool: Tool,
         actor: Actor,
         arguments: dict[str, Any],
-        claim: Claim | None,
+        record: IdempotencyRecord,
         progress: _Progress,
     ) -> CallResult:
-        token_hash = progress.client_token_hash
         ctx = CallContext(
-            request_id=call.request_id, tool=tool.name, actor=actor, client_token_hash=token_hash
+            request_id=call.request_id,
+            tool=tool.name,
+            actor=actor,
+            client_token_hash=progress.client_token_hash,
         )
         reason = confirmation_reason(
             tool, arguments, actor, ctx, batch_confirm_items=self._batch_confirm_items
         )
+        if reason is not None:
+            return self._hold(call, tool, actor, arguments, reason, record, progress)
         try:
-            if reason is not None:
-                return self._hold(call, tool, actor, arguments, reason, claim, progress)
             data = _run_handler(tool, arguments, ctx)
         except ToolError as exc:
             refused = _scrubbed(exc, tool, progress.secrets)
-            if claim is not None:
-                self._admission.complete(claim, refused.http_status, error_body(refused, call.request_id))
+            record.complete(refused.http_status, error_body(refused, call.request_id))
             raise refused from None
-        except BaseException:
-            if claim is not None:  # not stored: the key is released so a retry runs again
-                self._admission.release(claim)
-            raise
-        return self._answer(call, tool, actor, data, claim, progress)
+        return self._answer(call, tool, actor, data, record, progress)
 
     def _hold(
         self,
@@ -197,7 +209,7 @@ class CallPipeline:
         actor: Actor,
         arguments: dict[str, Any],
         reason: ConfirmationReason,
-        claim: Claim | None,
+        record: IdempotencyRecord,
         progress: _Progress,
     ) -> CallResult:
         """202: the call waits for a person; the answer is stored for retries like any other."""
@@ -219,8 +231,7 @@ class CallPipeline:
             client_token_hash=progress.client_token_hash,
         )
         body = success_body(data, call.request_id)
-        if claim is not None:
-            self._admission.complete(claim, 202, body)
+        record.complete(202, body)
         return CallResult(202, data=data, actor=actor, headers=progress.headers, body=body)
 
     def _answer(
@@ -229,26 +240,19 @@ class CallPipeline:
         tool: Tool,
         actor: Actor,
         data: dict[str, Any],
-        claim: Claim | None,
+        record: IdempotencyRecord,
         progress: _Progress,
     ) -> CallResult:
-        try:
-            body = success_body(data, call.request_id)
-        except (TypeError, ValueError):  # not JSON data: a 500, and nothing stored
-            if claim is not None:
-                self._admission.release(claim)
-            raise
+        body = success_body(data, call.request_id)  # not JSON data: raises, a 500 (the record releases)
         # The JSON text is searched first (fast, in C); the walks run only when it could matter.
         fields = tool.secret_fields
         if mentions_secret_field(body, fields) and carries_credential(data, fields):
-            if claim is not None:  # handed out once, never written anywhere
-                self._admission.release(claim)
+            record.release()  # a credential is handed out once, never written anywhere
             return CallResult(200, data=data, actor=actor, headers=progress.headers, body=body)
         if any(secret in body for secret in progress.secrets):
             data = redact(data, secrets=progress.secrets)
             body = success_body(data, call.request_id)
-        if claim is not None:
-            self._admission.complete(claim, 200, body)
+        record.complete(200, body)
         return CallResult(200, data=data, actor=actor, headers=progress.headers, body=body)
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any
 
-from toolfront.auth.actors import Actor
+from toolfront.auth.actors import PERMISSION, TOOL_SCOPE, Actor
 from toolfront.errors import ToolDefinitionError
 from toolfront.tools.rules import CONTROL_FIELDS, ToolRules
 from toolfront.tools.schema import check_schema
@@ -25,9 +25,6 @@ COST_MAX = 1000
 
 # <namespace>.<verb>_<noun>: one dot; the part after it is a verb and one or more _words.
 _NAME = re.compile(r"[a-z][a-z0-9_]*\.[a-z][a-z0-9]*(?:_[a-z0-9]+)+")
-# <module>.<resource>:<action>
-_SCOPE = re.compile(r"[a-z][a-z0-9_]*\.[a-z][a-z0-9_]*:[a-z][a-z0-9_]*")
-_PERMISSION = re.compile(r"[a-z][a-z0-9_.:-]{0,99}")
 
 
 def default_input_schema() -> dict[str, Any]:
@@ -220,8 +217,8 @@ def _check_access(tool: Tool, errors: list[str]) -> None:
     exempt = tool.audience is Audience.PUBLIC or (isinstance(tool.name, str) and tool.is_system)
     why = "public tools" if tool.audience is Audience.PUBLIC else "core's system.* tools"
     for label, value, pattern, example in (
-        ("scope", tool.scope, _SCOPE, "'catalogue.products:read'"),
-        ("permission", tool.permission, _PERMISSION, "'catalogue'"),
+        ("scope", tool.scope, TOOL_SCOPE, "'catalogue.products:read'"),
+        ("permission", tool.permission, PERMISSION, "'catalogue'"),
     ):
         if exempt:
             if value is not None:

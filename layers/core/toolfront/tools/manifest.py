@@ -8,11 +8,50 @@ when it differs from what the code declares, so it cannot drift.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from typing import Any
 
+from toolfront.tools.definition import Annotations
+from toolfront.tools.rules import ADMIN_WRITE_COST, ToolRules
+
 MANIFEST_FILE = "manifest.json"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolInfo(ToolRules):
+    """A manifest entry (a tool of any family, read without its code), answering the same rules a
+    ``Tool`` answers (``ToolRules``): what MCP, OpenAPI and the docs page decide from."""
+
+    name: str
+    audience: str
+    annotations: Annotations
+    replay: bool
+    danger: str | None  # "always", "check" (a danger check) or None
+    credentials: tuple[str, ...]
+    client_token: str | None
+    cost: int | str | None  # an int, "dynamic" (a cost function) or None (the default rule)
+
+    @classmethod
+    def of(cls, entry: dict[str, Any]) -> ToolInfo:
+        return cls(
+            name=str(entry["name"]),
+            audience=str(entry["audience"]),
+            annotations=Annotations(**entry["annotations"]),
+            replay=bool(entry["replay"]),
+            danger=entry.get("danger"),
+            credentials=tuple(entry.get("credentials") or ()),
+            client_token=entry.get("client_token"),
+            cost=entry.get("cost"),
+        )
+
+    @property
+    def documented_cost(self) -> int | str:
+        """Units per call as the docs state them: the declared int, "dynamic", or the default rule."""
+        if self.cost is not None:
+            return self.cost
+        return ADMIN_WRITE_COST if self.is_admin_write else 1
 
 
 @cache
@@ -35,7 +74,7 @@ IDEMPOTENCY_KEY_SCHEMA = {
 
 def offers_idempotency(tool: dict[str, Any]) -> bool:
     """Whether a manifest tool takes an ``idempotency_key`` (writes with ``replay``)."""
-    return bool(tool["replay"]) and not tool["annotations"]["read_only"]
+    return ToolInfo.of(tool).offers_idempotency
 
 
 def offered_input_schema(tool: dict[str, Any]) -> dict[str, Any]:

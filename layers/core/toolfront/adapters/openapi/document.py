@@ -24,11 +24,15 @@ from toolfront.adapters.openapi.components import (
     json_content,
     ref,
 )
-from toolfront.tools.manifest import IDEMPOTENCY_KEY_SCHEMA, offered_input_schema, offers_idempotency
+from toolfront.settings import DEFAULT_BATCH_CONFIRM_ITEMS
+from toolfront.tools.manifest import (
+    IDEMPOTENCY_KEY_SCHEMA,
+    ToolInfo,
+    offered_input_schema,
+    offers_idempotency,
+)
 
 OPENAPI_VERSION = "3.1.0"
-BATCH_CONFIRM_ITEMS = 100  # the default threshold of DESIGN.md section 6 (a deployment may change it)
-ADMIN_WRITE_COST = "max(1, ceil(longest list / 50))"
 API_TAG = "api"
 _DESCRIPTION = (
     "Every tool is one POST /v1/tools/{namespace}/{verb_noun} whose body is the tool's input. "
@@ -151,39 +155,31 @@ def tool_operation(tool: dict[str, Any]) -> dict[str, Any]:
 
 
 def holdable(tool: dict[str, Any]) -> bool:
-    """Whether a call may answer 202: a danger, or any write (a requires_approval key holds them all);
-    never core's own system tools (a requester must be able to cancel or confirm a held call)."""
-    if str(tool["name"]).startswith("system."):
-        return False
-    return tool["danger"] is not None or not tool["annotations"]["read_only"]
+    """Whether a call may answer 202 (the rule ``ToolRules.may_be_held`` states once)."""
+    return ToolInfo.of(tool).may_be_held
 
 
 def cost_of(tool: dict[str, Any]) -> int | str:
-    """Rate-limit units per call: the declared int, "dynamic", or the default rule (section 2)."""
-    cost = tool["cost"]
-    if cost is not None:
-        return int(cost) if isinstance(cost, int) else str(cost)
-    if tool["audience"] == "admin" and not tool["annotations"]["read_only"]:
-        return ADMIN_WRITE_COST
-    return 1
+    """Rate-limit units per call as documented (``ToolInfo.documented_cost``)."""
+    return ToolInfo.of(tool).documented_cost
 
 
 def operation_description(tool: dict[str, Any]) -> str:
     """The tool's own description, then when it waits for a person and what it costs."""
     lines = [str(tool["description"]).strip() or str(tool["title"])]
-    writes = not tool["annotations"]["read_only"]
+    info = ToolInfo.of(tool)
     if tool["danger"] == "always":
         lines.append("Confirmation: always held for a person's confirmation (202 pending_approval).")
     elif tool["danger"] == "check":
         lines.append("Confirmation: held (202 pending_approval) when the tool's danger check says so.")
-    if writes and tool["audience"] == "admin":
+    if info.is_admin_write:
         lines.append(
-            f"Confirmation: held (202) when a list in the input has more than {BATCH_CONFIRM_ITEMS} items "
-            "(the default threshold) or the key requires approval."
+            "Confirmation: held (202) when a list in the input has more than "
+            f"{DEFAULT_BATCH_CONFIRM_ITEMS} items (the default threshold) or the key requires approval."
         )
-    elif writes:
+    elif not info.is_read_only:
         lines.append("Confirmation: held (202) when the calling key requires approval.")
-    cost = cost_of(tool)
+    cost = info.documented_cost
     units = {"dynamic": "units depending on the input", 1: "1 unit"}.get(cost, f"{cost} units")
     lines.append(f"Cost: {units} of the caller's rate budget per call.")
     if tool["max_items"] is not None:
