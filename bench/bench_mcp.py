@@ -1,6 +1,7 @@
 """MCP, server side: toolfront's ``McpEndpoint`` against the official SDK and mcp-lambda-handler.
 
-perf-anchors section 5 and "What ratios..." item 6. Everything runs in this process, no network:
+Baselines and targets: docs/performance.md, "5. MCP servers" and "Targets", item 6. Everything runs
+in this process, no network:
 
 - **the official SDK** (``mcp`` 2.3.0): ``MCPServer`` with 200 tools
   ``fn(sku: str, quantity: int = 1, locale: str = "en-GB") -> str``, served by
@@ -63,14 +64,15 @@ from mcp_sdk import AsgiClient, sdk_app
 from mcp_timing import AsyncSpec, compared, run_interleaved, spread_row
 from mcp_toolfront import TOP_OFFENDERS, profile, toolfront_endpoint
 
-#: Per round: the anchors' n (500-1 000 for the SDK, 1 000-5 000 for mcp-lambda-handler).
+#: Per round: the baselines' n (500-1 000 for the SDK, 1 000-5 000 for mcp-lambda-handler), as in
+#: docs/performance.md, "Timing method".
 FULL_N = {"sdk_list": 500, "sdk_call": 1000, "list": 2000, "call": 5000, "toolfront": 5000}
 QUICK_N = {"sdk_list": 60, "sdk_call": 100, "list": 200, "call": 500, "toolfront": 1000}
 PROFILE_CALLS = {"list": 3000, "call": 20000}
-#: Targets (perf-anchors "What ratios..." item 6), of toolfront against mcp-lambda-handler.
+#: Targets (docs/performance.md, "Targets", item 6), of toolfront against mcp-lambda-handler.
 LIST_TARGET = 0.1
 CALL_TARGET = 1.0
-SDK_LIST_AIM = 0.01  # the anchors' aim against the SDK's tools/list (reported, not a row target)
+SDK_LIST_AIM = 0.01  # "Targets" item 6's aim against the SDK's tools/list (reported, not a row target)
 
 
 def _quiet_loggers() -> dict[str, int]:
@@ -139,7 +141,7 @@ def _measure(quick: bool, n: dict[str, int], sdk: AsgiClient) -> tuple[list[Row]
             list_floor(floor_tools),
             n["list"],
             arg=events["list"],
-            note="the mcp-lambda-handler list as dicts, encoded on every call (perf-anchors floor)",
+            note="the mcp-lambda-handler list as dicts, encoded on every call (the anchors' floor)",
         ),
         AsyncSpec(
             "mcp_list_sdk",

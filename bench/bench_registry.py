@@ -1,4 +1,6 @@
-"""Registry cold start: ``import toolfront`` and building 200 generated tools (perf-anchors 2 and 4).
+"""Registry cold start: ``import toolfront`` and building 200 generated tools.
+
+Baselines and target: docs/performance.md, "Targets", item 2, and "4. Cold imports".
 
 Each sample is a fresh interpreter, the commands interleaved, 10 repeats (medians):
 

@@ -1,4 +1,6 @@
-"""One REST call end to end: the catalogue function against a Powertools route (perf-anchors 2-4).
+"""One REST call end to end: the catalogue function against a Powertools route.
+
+Baselines: docs/performance.md, "Baseline figures", sections 2 to 4.
 
 In-process rows, interleaved, every DynamoDB request answered by a canned ``before-send.dynamodb``
 hook (botocore still validates, serialises, SigV4-signs, checks the CRC32 and parses; only the

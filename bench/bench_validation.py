@@ -1,10 +1,11 @@
-"""Input validation per call, toolfront against jsonschema 4.26 (perf-anchors section 1).
+"""Input validation per call, toolfront against jsonschema 4.26.
 
-The 10-field schema of the anchors, a valid instance (all 10 fields, 3 lines) and an invalid one
-with 5 violations (pattern, maximum, enum, an extra property, a nested minimum). toolfront is timed
-through ``Tool.validate_input``, which is what the call pipeline pays. jsonschema-rs used directly
-and fastjsonschema (when installed) are reference rows. One-off costs: the schema check (first
-time and cached), jsonschema's ``check_schema``, and the first ``validate_input`` of a fresh tool.
+Baselines: docs/performance.md, "1. JSON Schema validation". Its 10-field schema, a valid instance
+(all 10 fields, 3 lines) and an invalid one with 5 violations (pattern, maximum, enum, an extra
+property, a nested minimum). toolfront is timed through ``Tool.validate_input``, which is what the
+call pipeline pays. jsonschema-rs used directly and fastjsonschema (when installed) are reference
+rows. One-off costs: the schema check (first time and cached), jsonschema's ``check_schema``, and
+the first ``validate_input`` of a fresh tool.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The timing harness shared by the benches (method of shared/notes/perf-anchors.md).
+"""The timing harness shared by the benches (method: docs/performance.md, "Timing method").
 
 Every call is timed on its own with ``time.perf_counter_ns`` after a warm-up of 10% of n (at least
 50 calls), with GC left on. A row runs 3 rounds; rows compared with each other run their rounds
@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 ROUNDS = 3
-#: Iterations of the canary loop; about 75-80 µs uncontended on the anchors' VM (their loop).
+#: Iterations of the canary loop. The baselines' own loop read about 75-80 µs uncontended on their VM
+#: (docs/performance.md, "Timing method").
 CANARY_ITERATIONS = 2000
 
 _NO_ARG = object()

@@ -1,4 +1,7 @@
-"""The mcp bench's second baseline, mcp-lambda-handler, and the anchors' floors (JSON in, JSON out)."""
+"""The mcp bench's second baseline, mcp-lambda-handler, and the floors (JSON in, JSON out).
+
+The floors are those of docs/performance.md, "5. MCP servers".
+"""
 
 from __future__ import annotations
 

@@ -26,7 +26,7 @@ from rest_importtime import offenders
 from rest_powertools import POWERTOOLS_APP
 from rest_rows import BudgetRow
 
-#: The cold-import budget over the boto3-and-client floor (perf-anchors, "What ratios..." item 5).
+#: The cold-import budget over the boto3-and-client floor (docs/performance.md, "Targets", item 5).
 COLD_BUDGET_MS = 55.0
 FULL_REPEATS = 10
 QUICK_REPEATS = 1

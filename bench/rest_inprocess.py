@@ -28,7 +28,7 @@ from rest_rows import derived, in_situ_rows
 from rest_sanity import sanity_check, status_and_body
 
 TOOL = "catalogue.get_product"
-FULL_N = 2_500  # per round, as the anchors' DynamoDB variants
+FULL_N = 2_500  # per round, as the baselines' DynamoDB variants (docs/performance.md, "Timing method")
 QUICK_N = 150
 
 
