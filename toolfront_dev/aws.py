@@ -22,7 +22,7 @@ logger = logging.getLogger(__name__)
 REGION = "us-east-1"
 MOTO_HOST = "127.0.0.1"
 # Step Functions must really execute the approval state machine, and moto's Lambda backend must
-# not look for Docker (DESIGN.md section 8: no Docker).
+# not look for Docker (the local stack needs no Docker: docs/contract.md, "The local stack").
 MOTO_CONFIG: Mapping[str, Any] = {
     "stepfunctions": {"execute_state_machine": True},
     "lambda": {"use_docker": False},

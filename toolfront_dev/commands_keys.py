@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 
 from toolfront.auth.keys import KeyRecord
 from toolfront.auth.keystore import issue_key
-from toolfront.errors import ToolError
+from toolfront.errors import NotFoundError
 from toolfront_dev.arguments import SCOPE_FORMS, duration_type, principal_type, scope_type
 from toolfront_dev.command import Command, add_json_flag, command_group
 from toolfront_dev.errors import CommandError
@@ -39,7 +39,7 @@ def _configure_create(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--requires-approval",
         action="store_true",
-        help="the key's dangerous calls wait for a human's approval",
+        help="every write made with the key waits for a person's approval",
     )
     parser.add_argument(
         "--expires-in",
@@ -138,7 +138,7 @@ def _run_revoke(args: argparse.Namespace) -> int:
     with target.reached() as store:
         try:
             before = store.revoke_key(args.key_id, now)
-        except ToolError as exc:
+        except NotFoundError as exc:
             raise CommandError(f"no key with id {args.key_id!r} in {target.name}") from exc
     record = dataclasses.replace(before, revoked_at=before.revoked_at or now)
     if args.json:

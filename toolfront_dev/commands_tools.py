@@ -30,7 +30,8 @@ def declared_tools(project: Path) -> list[dict[str, Any]]:
     """The manifest entries of every tool the project's families declare, in manifest order.
 
     Raises:
-        CommandError: the folder has no functions/, or a family declares an invalid tool.
+        CommandError: the folder has no functions/ (an invalid tool is ignored with a warning, as at
+            run time).
     """
     if not (project / FUNCTIONS_DIR).is_dir():
         raise CommandError(

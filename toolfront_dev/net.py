@@ -34,3 +34,10 @@ def http_url(host: str, port: int) -> str:
     """The URL a client on this machine uses to reach a server bound to ``host:port``."""
     host = _WILDCARDS.get(host, host)
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+def free_port() -> int:
+    """A loopback port that was free a moment ago (bound to port 0, then released)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])

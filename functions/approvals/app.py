@@ -3,17 +3,18 @@ approval workflow's own tasks (park the task token and notify, expire, fail)."""
 
 from __future__ import annotations
 
-import base64
 import json
 import logging
 from dataclasses import replace
 from datetime import UTC, datetime
+from functools import cache
 from typing import Any
 from urllib.parse import parse_qs
 
 from pages import PAGE_HEADERS, ApprovalView, approval_page, decided_page, problem_page, status_page
 
-from toolfront.adapters.http import headers_of, request_id_of
+from toolfront import wiring
+from toolfront.adapters.http import body_bytes, headers_of, request_id_of
 from toolfront.approvals.decisions import Decisions
 from toolfront.approvals.notify import notify_approvers
 from toolfront.approvals.records import Approval, ApprovalStatus, hash_code, new_code
@@ -23,12 +24,12 @@ from toolfront.approvals.workflow import Workflow
 from toolfront.aws import dynamodb
 from toolfront.calls.logs import emit_metric
 from toolfront.calls.redaction import refuse_credentials_in_url
-from toolfront.errors import CallRefusedError
+from toolfront.calls.remote import TASK_FIELD
+from toolfront.errors import CallRefusedError, ConfigurationError
 from toolfront.settings import ApprovalSettings, current
 from toolfront.tools.manifest import load_manifest
 
 logger = logging.getLogger("toolfront.approvals.records")
-TASK_FIELD = "toolfront_task"
 PROBLEM_TITLES = {
     400: "Choose approve or reject",
     403: "This link is not valid",
@@ -40,22 +41,28 @@ PROBLEM_TITLES = {
 def _settings() -> ApprovalSettings:
     approvals = current().approvals
     if approvals is None:
-        raise RuntimeError("TOOLFRONT_APPROVAL_STATE_MACHINE_ARN is not set")
+        raise ConfigurationError("TOOLFRONT_APPROVAL_STATE_MACHINE_ARN is not set: no approvals here")
     return approvals
 
 
 def _store() -> ApprovalStore:
-    return ApprovalStore(_settings().table)
+    store = wiring.approval_store()
+    if store is None:
+        raise ConfigurationError("TOOLFRONT_APPROVAL_STATE_MACHINE_ARN is not set: no approvals here")
+    return store
 
 
 def _decisions() -> Decisions:
-    return Decisions(_store(), Workflow(_settings().state_machine_arn))
+    return wiring.decisions()
+
+
+@cache
+def _tools_by_name() -> dict[str, dict[str, Any]]:
+    return {str(tool["name"]): tool for tool in load_manifest()["tools"]}
 
 
 def _tool_info(tool: str) -> dict[str, Any]:
-    return next(
-        (t for t in load_manifest()["tools"] if t["name"] == tool), {"title": tool, "description": ""}
-    )
+    return _tools_by_name().get(tool, {"title": tool, "description": ""})
 
 
 def _view(approval: Approval) -> ApprovalView:
@@ -119,7 +126,7 @@ def park(event: dict[str, Any]) -> dict[str, Any]:
     try:
         approval = _store().park(event["approval_id"], event["task_token"], hash_code(code))
     except dynamodb.ConditionFailedError:  # cancelled (or gone) before the workflow got here
-        Workflow(settings.state_machine_arn).release(event["task_token"])
+        (wiring.workflow() or Workflow(settings.state_machine_arn)).release(event["task_token"])
         return {"parked": False}
     notify_approvers(settings, approval, code, _tool_info(approval.tool)["title"])
     return {"parked": True}
@@ -161,9 +168,7 @@ def _approval_id(event: dict[str, Any]) -> str:
 
 
 def _form(event: dict[str, Any]) -> dict[str, str]:
-    body = event.get("body") or ""
-    if event.get("isBase64Encoded"):
-        body = base64.b64decode(body).decode("utf-8", "replace")
+    body = (body_bytes(event) or b"").decode("utf-8", "replace")
     if "application/json" in headers_of(event).get("content-type", ""):
         try:
             parsed = json.loads(body)

@@ -211,8 +211,8 @@ def api_tools() -> list[Tool]:
             **admin,
             title="Set product prices",
             description="Sets the price of up to 500 products in one call. Stops at the first unknown sku "
-            "(not_found); prices set before it stay set. Batches of more than 100 items wait for a person "
-            "to confirm.",
+            "(not_found); prices set before it stay set. Batches over the deployment's batch threshold "
+            "(100 items unless configured otherwise) wait for a person to confirm.",
             input_schema={
                 "type": "object",
                 "properties": {

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 import time
 import uuid
 from collections.abc import Iterator
@@ -14,6 +13,7 @@ import pytest
 from playwright.sync_api import Browser, Page
 
 from tests.browser.conftest import PHONE
+from tests.helpers import free_port
 from tests.http.conftest import Api
 from toolfront.auth.keystore import DynamoDBKeyStore, issue_key
 from toolfront_dev.aws import moto_client
@@ -21,12 +21,6 @@ from toolfront_dev.outbox import outbox_links
 from toolfront_dev.stack import LocalStack
 
 PROJECT = Path(__file__).resolve().parents[2]
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 @pytest.fixture(scope="module")

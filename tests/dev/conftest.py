@@ -6,7 +6,6 @@ import http.client
 import json
 import os
 import shutil
-import socket
 import urllib.parse
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -66,13 +65,6 @@ def fetch(
         return Reply(response.status, received, response.read())
     finally:
         connection.close()
-
-
-def free_port() -> int:
-    """A port that was free a moment ago (bound to port 0, then released)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 @dataclass(frozen=True, slots=True)

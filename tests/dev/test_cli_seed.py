@@ -18,7 +18,8 @@ from typing import Any
 
 import pytest
 
-from tests.dev.conftest import Fetch, Reply, Toolfront, copy_project, free_port
+from tests.dev.conftest import Fetch, Reply, Toolfront, copy_project
+from tests.helpers import free_port
 from toolfront_dev.aws import dynamodb_client
 from toolfront_dev.errors import SeedError
 from toolfront_dev.seeds import DEMO_PRINCIPAL, load_seed, parse_seed, seed_store

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.dev.conftest import Fetch, copy_project, free_port
+from tests.dev.conftest import Fetch, copy_project
+from tests.helpers import free_port
 from toolfront_dev.cli import build_parser
 
 TOOLFRONT = Path(sys.executable).parent / "toolfront"

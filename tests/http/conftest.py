@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import http.client
 import json
-import socket
 import urllib.parse
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -13,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from tests.helpers import free_port
 from toolfront.auth.keystore import DynamoDBKeyStore
 from toolfront_dev.aws import moto_client
 from toolfront_dev.stack import LocalStack
@@ -70,12 +70,6 @@ class Api:
         body = json.dumps({} if data is None else data).encode()
         headers = {"Content-Type": "application/json", **options.pop("headers", {})}
         return self.request("POST", f"/v1/tools/{namespace}/{verb_noun}", body=body, headers=headers, key=key)
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 @pytest.fixture(scope="package")

@@ -1,4 +1,4 @@
-"""DESIGN.md section 6 (confirmation) over real HTTP, with the real state machine running in moto."""
+"""Confirmation by a person over real HTTP, with the real state machine running in moto."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""DESIGN.md sections 3 and 6 over real HTTP: rate limits, idempotent retries, client tokens, guests."""
+"""Actors, rate limits and retries over real HTTP: rate limits, idempotent retries, client tokens, guests."""
 
 from __future__ import annotations
 

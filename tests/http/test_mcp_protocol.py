@@ -1,4 +1,4 @@
-"""MCP over raw HTTP: the transport and JSON-RPC details of DESIGN.md section 7, request by request."""
+"""MCP over raw HTTP: the transport and JSON-RPC details of docs/contract.md, "MCP", request by request."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""DESIGN.md sections 3 and 5 over real HTTP against the local stack (`toolfront dev`)."""
+"""Actors and REST answers (docs/contract.md) over real HTTP against the local stack (`toolfront dev`)."""
 
 from __future__ import annotations
 

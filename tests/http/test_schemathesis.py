@@ -83,7 +83,7 @@ def test_stack_answers_as_its_document_says(
 def _header_key_overridden(case: schemathesis.Case) -> bool:
     """Whether the body's idempotency_key wins over an Idempotency-Key header (which is then unread).
 
-    DESIGN.md section 6 takes the key from the body or the header, and the body's comes first: a
+    The contract takes the key from the body or the header, and the body's comes first: a
     malformed header beside a body key is ignored, not refused, which negative_data_rejection
     (expecting every invalid part to be refused) cannot know.
     """

@@ -88,3 +88,12 @@ def test_every_module_says_what_it_owns() -> None:
         if path.name != "__init__.py" and not ast.get_docstring(ast.parse(path.read_text(encoding="utf-8")))
     ]
     assert silent == []
+
+
+def test_the_version_is_written_once_in_code_and_matches_the_package() -> None:
+    import tomllib
+
+    import toolfront
+
+    project = tomllib.loads((CORE.parents[2] / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert toolfront.__version__ == project["version"]

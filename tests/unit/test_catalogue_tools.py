@@ -1,4 +1,4 @@
-"""The catalogue family's declarations (DESIGN.md section 9)."""
+"""The catalogue family's declarations (docs/contract.md, "The shipped tools")."""
 
 from __future__ import annotations
 

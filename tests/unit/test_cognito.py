@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -13,6 +12,7 @@ import pytest
 from moto.cognitoidp.models import cognitoidp_backends
 from moto.server import ThreadedMotoServer
 
+from tests.helpers import free_port
 from toolfront.auth.actors import ActorKind
 from toolfront.auth.authenticator import Authenticator
 from toolfront.auth.cognito import CognitoVerifier
@@ -21,13 +21,6 @@ from toolfront.errors import UnauthenticatedError
 from toolfront.settings import CognitoSettings
 
 PASSWORD = "Correct-Horse-42"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 @dataclass

@@ -10,7 +10,8 @@ from toolfront import Tool
 from toolfront.approvals.policy import ConfirmationReason, confirmation_reason
 from toolfront.auth.actors import Actor, ActorKind
 from toolfront.aws.clients import client
-from toolfront.aws.dryrun import DryRunWriteError, dry_run
+from toolfront.aws.dryrun import dry_run
+from toolfront.errors import DryRunWriteError
 from toolfront.tools.definition import CallContext
 
 ITEM = {"pk": {"S": "dry-run-probe"}}

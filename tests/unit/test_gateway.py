@@ -11,13 +11,12 @@ import pytest
 
 from tests.aws import EVENT_ADMIN_KEY, seed
 from tests.conftest import load_family
+from tests.helpers import load_event
 
 EVENTS = Path(__file__).resolve().parents[2] / "events"
 
 
-def event(name: str) -> dict[str, Any]:
-    loaded: dict[str, Any] = json.loads((EVENTS / f"{name}.json").read_text())
-    return loaded
+event = load_event
 
 
 @pytest.fixture

@@ -13,6 +13,7 @@ import boto3
 import pytest
 
 from tests.aws import counting_requests, seed
+from tests.helpers import family
 from toolfront import Registry, Tool, ToolError
 from toolfront.adapters.rest import result_response
 from toolfront.admission.admission import Admission
@@ -85,7 +86,7 @@ def client(aws: None) -> Any:
 def pipeline(client: Any) -> CallPipeline:
     calls.clear()
     gate.clear()
-    registry = Registry.from_modules([type("M", (), {"FAMILY": "shop", "api_tools": staticmethod(tools)})])
+    registry = Registry.from_modules([family("shop", tools)])
     authn = Authenticator(DynamoDBKeyStore("KeysTable", "PrincipalsTable", client))
     admission = Admission("RateLimitsTable", "IdempotencyTable", RateLimits(), client=client)
     return CallPipeline(registry, authn.authenticate, admission, lease_seconds=2)

@@ -1,4 +1,4 @@
-"""Lambda functions import no development or SDK packages: cold starts stay small (perf-anchors §4-5).
+"""Lambda functions import no development or SDK packages: cold starts stay small (docs/performance.md).
 
 Each function's ``app.py`` is imported in a fresh interpreter, as Lambda loads it: the function's
 folder first on ``sys.path``, then the layer (``layers/core``), with no ``TOOLFRONT_*`` or ``AWS_*``

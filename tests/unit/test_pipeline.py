@@ -1,4 +1,4 @@
-"""The call pipeline's order of checks and its refusals, with an injected actor (no AWS)."""
+"""The call pipeline's order of checks and its refusals, on moto's DynamoDB."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import Any
 import boto3
 import pytest
 
+from tests.helpers import family
 from toolfront import Registry, Tool, ToolError
 from toolfront.admission.admission import Admission
 from toolfront.auth.actors import Actor, ActorKind
@@ -64,7 +65,7 @@ def run(
             raise UnauthenticatedError("the API key is not valid")
         return actor
 
-    registry = Registry.from_modules([type("M", (), {"FAMILY": "shop", "api_tools": staticmethod(tools)})])
+    registry = Registry.from_modules([family("shop", tools)])
     client = boto3.client("dynamodb")
     admission = Admission("RateLimitsTable", "IdempotencyTable", RateLimits(), client=client)
     pipeline = CallPipeline(registry, authenticate, admission, batch_confirm_items=100)

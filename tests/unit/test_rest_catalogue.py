@@ -13,15 +13,13 @@ import pytest
 
 from tests.aws import EVENT_ADMIN_KEY, EVENT_READER_KEY, seed
 from tests.conftest import load_family
+from tests.helpers import load_event
 
 EVENTS = Path(__file__).resolve().parents[2] / "events"
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 
 
-def event(name: str, **changes: Any) -> dict[str, Any]:
-    loaded: dict[str, Any] = json.loads((EVENTS / f"{name}.json").read_text())
-    loaded.update(changes)
-    return loaded
+event = load_event
 
 
 def body_of(response: dict[str, Any]) -> Any:

@@ -1,4 +1,4 @@
-"""Every rule of tool-spec.txt, one test each (DESIGN.md section 2)."""
+"""Every rule of the tool definition (docs/authoring.md), one test each."""
 
 from __future__ import annotations
 

@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from toolfront.tools.validation import InputError
     from toolfront.wiring import family_handler
 
+__version__ = "0.1.0"  # the package's version (pyproject.toml), also MCP's serverInfo and OpenAPI's
+
 #: Public name -> the module that defines it.
 _EXPORTS = {
     "Annotations": "toolfront.tools.definition",

@@ -1,8 +1,9 @@
-"""Every error toolfront raises, under one base class.
+"""Every error toolfront raises to a caller or a tool author, under one base class.
 
 ToolfrontError
-├── ToolDefinitionError              a tool declaration breaks a rule of the tool spec (``.errors``)
+├── ToolDefinitionError              a tool declaration breaks a rule of the tool definition (``.errors``)
 ├── ConfigurationError               a setting is missing or malformed (names the variable)
+├── DryRunWriteError                 a danger check tried to write (it runs as a dry run)
 ├── RegistryError                    the set of tools cannot be served
 │   └── DuplicateToolError           two tools share a name
 ├── ToolError                        raised by a handler: its own code and a 4xx status
@@ -32,7 +33,10 @@ ToolfrontError
     └── StoreUnavailableError        503 unavailable
 
 Errors that reach a caller carry a stable ``code`` and an ``http_status``; they are mapped to
-HTTP and to MCP in exactly two places, the REST and MCP adapters.
+HTTP and to MCP in exactly two places, the REST and MCP adapters. Two kinds of exception stay
+outside the tree on purpose, because no caller ever sees them: the DynamoDB signals a store
+handles itself (``aws.dynamodb.ConditionFailedError``, ``TransactionCanceledError``), and the MCP
+adapter's ``RpcError``, which is a JSON-RPC answer rather than a tool call's refusal.
 """
 
 from __future__ import annotations
@@ -72,6 +76,12 @@ class ConfigurationError(ToolfrontError):
     """A setting is missing or malformed; the message names the environment variable."""
 
     code = "configuration_error"
+
+
+class DryRunWriteError(ToolfrontError):
+    """A write was attempted during a dry run (a danger check may only read)."""
+
+    code = "dry_run_write"
 
 
 class RegistryError(ToolfrontError):

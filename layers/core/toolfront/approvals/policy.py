@@ -1,4 +1,7 @@
-"""When a call must wait for a person's confirmation, and why (DESIGN.md section 6)."""
+"""When a call must wait for a person's confirmation, and why (the *when* of held calls).
+
+The rules are those of docs/contract.md, "Confirmation by a person".
+"""
 
 from __future__ import annotations
 

@@ -109,7 +109,7 @@ class Approval:
         return now >= self.expires_at
 
     def describe(self) -> dict[str, Any]:
-        """The approval as the requester reads it (DESIGN.md section 5)."""
+        """The approval as the requester reads it (docs/contract.md, "Confirmation by a person")."""
         return {
             "approval_id": self.approval_id,
             "tool": self.tool,

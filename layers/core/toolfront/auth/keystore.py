@@ -13,7 +13,7 @@ from typing import Any
 from toolfront.auth.keys import KeyRecord, PrincipalRecord, generate_key, hash_secret, parse_key
 from toolfront.aws import clients as aws
 from toolfront.aws import dynamodb
-from toolfront.errors import ToolError
+from toolfront.errors import NotFoundError
 
 
 class KeyStore(abc.ABC):
@@ -146,7 +146,7 @@ class DynamoDBKeyStore(KeyStore):
                 ReturnValues="ALL_OLD",
             )
         except dynamodb.ConditionFailedError:
-            raise ToolError("not_found", f"no key with id {key_id!r}", 404) from None
+            raise NotFoundError(f"no key with id {key_id!r}") from None
         return _key_from_item(answer["Attributes"])
 
     def grant(self, principal_id: str, permissions: list[str], at: datetime) -> PrincipalRecord:

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from toolfront.errors import ToolfrontError
+from toolfront.errors import DryRunWriteError
 
 _state = threading.local()
 WRITE_PREFIXES = (
@@ -26,12 +26,6 @@ WRITE_PREFIXES = (
     "Start",
     "Publish",
 )
-
-
-class DryRunWriteError(ToolfrontError):
-    """A write was attempted during a dry run."""
-
-    code = "dry_run_write"
 
 
 @contextmanager

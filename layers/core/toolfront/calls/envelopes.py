@@ -1,4 +1,4 @@
-"""The JSON bodies of answers (DESIGN.md section 5), as the exact text sent and stored."""
+"""The JSON bodies of answers (docs/contract.md, "Answers"), as the exact text sent and stored."""
 
 from __future__ import annotations
 

@@ -14,11 +14,12 @@ from typing import Any
 
 from toolfront.errors import CredentialInUrlError
 
-# Query parameters refused in URLs (DESIGN.md section 5); ``code`` is allowed on the approval page.
+# Query parameters refused in URLs (docs/contract.md, "Redaction and credentials in URLs");
+# ``code`` is allowed on the approval page.
 URL_CREDENTIAL_NAMES = frozenset(
     {"api_key", "key", "authorization", "access_token", "password", "secret", "code"}
 )
-# Fields redacted from every sink (DESIGN.md section 6), besides a tool's own credentials fields.
+# Fields redacted from every sink (the same section), besides a tool's own credentials fields.
 SECRET_FIELD_NAMES = frozenset({"authorization", "x-api-key", "api_key", "password", "secret"})
 
 

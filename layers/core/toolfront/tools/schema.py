@@ -1,4 +1,4 @@
-"""The schema check: which JSON Schema a tool may declare (DESIGN.md section 4).
+"""The schema check: which JSON Schema a tool may declare (docs/contract.md, "Input validation").
 
 A schema passes when it uses only the supported keywords and formats, its patterns compile, and
 it is a valid Draft 2020-12 schema. The result is cached per distinct schema (by canonical JSON)

@@ -1,4 +1,4 @@
-"""The MCP adapter: ``POST /mcp``, stateless Streamable HTTP with JSON answers (DESIGN.md section 7).
+"""The MCP adapter: ``POST /mcp``, stateless Streamable HTTP with JSON answers (docs/contract.md, "MCP").
 
 Protocols 2025-03-26, 2025-06-18 and 2025-11-25 (``initialize`` handshake) and 2026-07-28 (no
 handshake: ``server/discover`` and the version in every request's ``_meta``). No sessions, no SSE.
@@ -11,6 +11,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from toolfront import __version__
 from toolfront.adapters.http import (
     Event,
     Response,
@@ -35,7 +36,7 @@ MODERN_VERSION = "2026-07-28"
 SUPPORTED_VERSIONS = (*HANDSHAKE_VERSIONS, MODERN_VERSION)
 LIST_CACHE_SIZE = 256  # tools/list answers kept, one per distinct caller rights
 VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
-SERVER_INFO = {"name": "toolfront", "title": "toolfront", "version": "0.1.0"}
+SERVER_INFO = {"name": "toolfront", "title": "toolfront", "version": __version__}
 CAPABILITIES = {"tools": {"listChanged": False}}
 INSTRUCTIONS = (
     "Each tool is one operation. A call may answer pending_approval: a person must confirm it first; "

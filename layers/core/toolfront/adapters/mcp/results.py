@@ -1,4 +1,4 @@
-"""How MCP sees toolfront's tools and answers (DESIGN.md section 7; seeds/phantom-tool.md).
+"""How MCP sees toolfront's tools and answers (docs/contract.md, "MCP").
 
 Tool entries are serialised once per cold start (per tool) and joined per caller, so ``tools/list``
 costs a string join, not a JSON encoding of every schema on every request.

@@ -1,7 +1,7 @@
 """The shared parts of the OpenAPI document: envelopes, headers, error responses, security scheme.
 
-Everything here is plain data (DESIGN.md sections 5 and 6 written as OpenAPI 3.1); ``openapi.py``
-assembles the operations that point at it with ``$ref``.
+Everything here is plain data (the answers and error codes of docs/contract.md written as OpenAPI
+3.1); ``document`` assembles the operations that point at it with ``$ref``.
 """
 
 from __future__ import annotations
@@ -167,7 +167,7 @@ _HEADERS: dict[str, Any] = {
     },
 }
 
-# Status -> (component name, what it means on a tool call). Every status DESIGN.md section 5 lists.
+# Status -> (component name, what it means on a tool call). Every status a tool call can answer.
 TOOL_ERRORS: dict[str, tuple[str, str]] = {
     "400": (
         "BadRequest",

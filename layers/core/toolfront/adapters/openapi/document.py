@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from importlib import metadata
 from typing import Any
 
+from toolfront import __version__
 from toolfront.adapters.openapi.components import (
     CONFIRMATION_UNAVAILABLE,
     HEADERS,
@@ -208,7 +208,7 @@ def _tool_headers() -> dict[str, Any]:
 
 
 def _api_paths() -> dict[str, Any]:
-    """The non-tool routes of DESIGN.md section 5 that answer JSON envelopes (or this document)."""
+    """The non-tool routes (docs/contract.md, "Routes") that answer JSON envelopes (or this document)."""
     request_id = {"X-Request-Id": ref(HEADERS, "X-Request-Id")}
     errors = {
         "500": error_response("internal_error."),
@@ -287,7 +287,4 @@ def _tag_description(tag: str) -> str:
 
 
 def _version() -> str:
-    try:
-        return metadata.version("toolfront")
-    except metadata.PackageNotFoundError:  # the Lambda layer ships the package without its metadata
-        return "1"
+    return __version__  # the layer ships the package without its metadata: the version is in the code
