@@ -72,7 +72,7 @@ def _view(approval: Approval) -> ApprovalView:
         tool=approval.tool,
         title=info["title"],
         description=info["description"],
-        requester=approval.requester.describe(),
+        requester=approval.requester.label(),
         reason=approval.reason,
         input_json=json.dumps(approval.input, indent=2, ensure_ascii=False, sort_keys=True),
         created_at=approval.created_at.isoformat(),

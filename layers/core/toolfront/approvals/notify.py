@@ -40,7 +40,7 @@ def notify_approvers(settings: ApprovalSettings, approval: Approval, code: str, 
             TopicArn=settings.topic_arn,
             Subject=f"Approval needed: {title}"[:100],
             Message=(
-                f"{approval.requester.describe()} asks to run {approval.tool} ({title}).\n"
+                f"{approval.requester.label()} asks to run {approval.tool} ({title}).\n"
                 f"Reason: {approval.reason}. Expires at {rfc3339(approval.expires_at)}.\n\n"
                 f"Review it and decide: {link}\n\nThe link works once; opening it changes nothing."
             ),

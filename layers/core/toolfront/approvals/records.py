@@ -75,7 +75,8 @@ class Requester:
             return actor.principal is not None and actor.principal == self.principal
         return self.kind == str(actor.kind) and actor.kind is not ActorKind.ANONYMOUS and self.id == actor.id
 
-    def describe(self) -> str:
+    def label(self) -> str:
+        """The requester in a few words, for the approver's page and e-mail."""
         if self.kind == ActorKind.KEY:
             return f"API key {self.id} of {self.principal}"
         if self.kind == ActorKind.COGNITO:

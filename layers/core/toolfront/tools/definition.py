@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
 from toolfront.auth.actors import PERMISSION, TOOL_SCOPE, Actor
 from toolfront.errors import ToolDefinitionError
@@ -69,7 +69,7 @@ class CallContext:
 Handler = Callable[[dict[str, Any], CallContext], dict[str, Any]]
 DangerCheck = Callable[[dict[str, Any], CallContext], bool]
 CostFunction = Callable[[dict[str, Any]], int]
-Danger = str | DangerCheck | None
+Danger = Literal["always"] | DangerCheck | None
 Cost = int | CostFunction | None
 
 

@@ -7,6 +7,7 @@ reason) and are served by the gateway function; the composition root hands them 
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import cache
 from typing import Any
 
 from toolfront.approvals.decisions import Decisions
@@ -165,6 +166,10 @@ def system_tools(
 SYSTEM_MANIFEST = [dict(tool.describe(), module="core") for tool in system_tools()]
 
 
+@cache
 def all_tools() -> list[dict[str, Any]]:
-    """Every tool this deployment serves, as manifest entries, sorted by name (families and core)."""
+    """Every tool this deployment serves, as manifest entries, sorted by name (families and core).
+
+    Sorted once per process (the manifest never changes in one); treat the list as read-only.
+    """
     return sorted([*load_manifest()["tools"], *SYSTEM_MANIFEST], key=lambda tool: str(tool["name"]))

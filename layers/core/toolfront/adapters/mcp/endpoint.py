@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from toolfront import __version__
@@ -51,6 +52,16 @@ UNSUPPORTED_VERSION = -32022
 ToolCaller = Callable[[ToolCall], tuple[int, dict[str, Any]]]
 
 
+@dataclass(frozen=True, slots=True)
+class _Caller:
+    """Who sent the request, as a routed tool call needs it."""
+
+    headers: Mapping[str, str]
+    request_id: str
+    source_ip: str
+    base_url: str
+
+
 class RpcError(Exception):
     def __init__(self, code: int, message: str, data: Any = None, http_status: int = 200) -> None:
         super().__init__(message)
@@ -87,31 +98,33 @@ class McpEndpoint:
         if "id" not in message:  # a notification (notifications/initialized...): accepted, no answer
             return _http(202, "", request_id)
         try:
-            modern = _modern(message, headers)
-            origin = (headers, request_id, source_ip_of(event), base_url_of(event, headers))
-            text = self._dispatch(message, actor, origin, modern)
+            no_handshake = _without_handshake(message, headers)
+            caller = _Caller(headers, request_id, source_ip_of(event), base_url_of(event, headers))
+            text = self._dispatch(message, actor, caller, no_handshake)
         except RpcError as error:
             return _rpc_error(message.get("id"), error, request_id)
         return _http(200, f'{{"jsonrpc":"2.0","id":{json.dumps(message["id"])},"result":{text}}}', request_id)
 
-    def _dispatch(self, message: dict[str, Any], actor: Actor, origin: tuple[Any, ...], modern: bool) -> str:
+    def _dispatch(self, message: dict[str, Any], actor: Actor, caller: _Caller, no_handshake: bool) -> str:
         method, params = message["method"], message.get("params") or {}
         if method == "initialize":
             return _encode(_initialize(params))
         if method == "ping":
-            return _encode(_complete({}, modern))
+            return _encode(_complete({}, no_handshake))
         if method == "server/discover":
             return _encode(_discover())
         if method == "tools/list":
-            return self._tools_list(actor, modern)
+            return self._tools_list(actor, no_handshake)
         if method == "tools/call":
-            return _encode(_complete(self._tools_call(params, origin), modern))
-        raise RpcError(METHOD_NOT_FOUND, f"method not found: {method}", http_status=404 if modern else 200)
+            return _encode(_complete(self._tools_call(params, caller), no_handshake))
+        raise RpcError(
+            METHOD_NOT_FOUND, f"method not found: {method}", http_status=404 if no_handshake else 200
+        )
 
-    def _tools_list(self, actor: Actor, modern: bool) -> str:
+    def _tools_list(self, actor: Actor, no_handshake: bool) -> str:
         # What a caller may call depends only on its rights, so the answer is kept per rights (and
         # protocol era): one dictionary lookup for every caller holding the same scopes.
-        key = (actor.authenticated, actor.scopes, actor.permissions, modern)
+        key = (actor.authenticated, actor.scopes, actor.permissions, no_handshake)
         text = self._lists.get(key)
         if text is None:
             names = [
@@ -121,14 +134,14 @@ class McpEndpoint:
                     audience=tool["audience"], scope=tool["scope"], permission=tool["permission"], actor=actor
                 )
             ]
-            extra = ',"resultType":"complete","ttlMs":0,"cacheScope":"private"' if modern else ""
+            extra = ',"resultType":"complete","ttlMs":0,"cacheScope":"private"' if no_handshake else ""
             text = f'{{"tools":{self._catalog.entries_text(names)}{extra}}}'
             if len(self._lists) >= LIST_CACHE_SIZE:  # bounded: distinct rights are few, but not trusted
                 self._lists.clear()
             self._lists[key] = text
         return text
 
-    def _tools_call(self, params: dict[str, Any], origin: tuple[Any, ...]) -> dict[str, Any]:
+    def _tools_call(self, params: dict[str, Any], caller: _Caller) -> dict[str, Any]:
         name, arguments = params.get("name"), params.get("arguments", {})
         if not isinstance(name, str) or name not in self._catalog.by_name:
             raise RpcError(INVALID_PARAMS, f"unknown tool: {name}")
@@ -136,13 +149,14 @@ class McpEndpoint:
             arguments = {}
         if not isinstance(arguments, dict):
             raise RpcError(INVALID_PARAMS, "arguments must be an object")
-        headers, request_id, ip, base_url = origin
-        status, body = self._call_tool(ToolCall(name, arguments, headers, request_id, ip, base_url))
+        status, body = self._call_tool(
+            ToolCall(name, arguments, caller.headers, caller.request_id, caller.source_ip, caller.base_url)
+        )
         return result_of_answer(status, body)
 
 
-def _complete(result: dict[str, Any], modern: bool) -> dict[str, Any]:
-    return {**result, "resultType": "complete"} if modern else result
+def _complete(result: dict[str, Any], no_handshake: bool) -> dict[str, Any]:
+    return {**result, "resultType": "complete"} if no_handshake else result
 
 
 def _initialize(params: dict[str, Any]) -> dict[str, Any]:
@@ -188,7 +202,7 @@ def _message(event: Event, headers: Mapping[str, str]) -> dict[str, Any]:
     return message
 
 
-def _modern(message: dict[str, Any], headers: Mapping[str, str]) -> bool:
+def _without_handshake(message: dict[str, Any], headers: Mapping[str, str]) -> bool:
     """Whether the request speaks 2026-07-28 (its ``_meta`` carries the version); refuses unknown ones."""
     params = message.get("params")
     meta = params.get("_meta") if isinstance(params, dict) else None
