@@ -149,14 +149,13 @@ def bench_environment() -> Iterator[None]:
 
 
 def _reset_toolfront() -> None:
-    from toolfront import settings
-    from toolfront import wiring as service
+    from toolfront import settings, wiring
     from toolfront.aws import clients as aws
 
     aws.reset_clients()
     settings.current.cache_clear()
     for name in ("authenticator", "admission"):  # the process's memories (admission: if it exists)
-        cached = getattr(service, name, None)
+        cached = getattr(wiring, name, None)
         if cached is not None:
             cached.cache_clear()
 

@@ -62,11 +62,11 @@ def core_profile(call: Any, calls: int) -> list[dict[str, Any]]:
     profile.disable()
     entries = pstats.Stats(profile).stats  # type: ignore[attr-defined]
     top = max(ct for _cc, _nc, _tt, ct, _callers in entries.values())
-    steps = {"pipeline.py", "service.py"}
+    steps = {"pipeline.py", "wiring.py"}
     shares = []
     for (path, line, name), (_cc, _nc, _tt, ct, _callers) in entries.items():
         parts = Path(path).parts
-        ours = "toolfront" in parts[-2:] or "functions" in parts[-3:]
+        ours = "toolfront" in parts[-4:-1] or "functions" in parts[-3:]  # the core is in subpackages
         if (
             not ours
             or name.startswith(("_", "<"))
@@ -126,7 +126,7 @@ def _measure(
 ) -> tuple[list[Row], dict[str, Any]]:
     from botocore import xform_name
 
-    from toolfront import wiring as service
+    from toolfront import wiring
     from toolfront.adapters.rest import call_of
     from toolfront.calls.call import CallResult
     from toolfront.calls.logs import log_call
@@ -137,7 +137,7 @@ def _measure(
     found = sanity_check(tf_app, pt_app, client, event, ctx)
 
     tf_handler, pt_handler = tf_app.lambda_handler, pt_app.lambda_handler
-    authenticate = service.authenticator().authenticate
+    authenticate = wiring.authenticator().authenticate
     headers = event_headers(event)
     source_ip = event["requestContext"]["http"]["sourceIp"]
     call = call_of(event, TOOL, event["requestContext"]["requestId"])

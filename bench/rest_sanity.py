@@ -28,13 +28,13 @@ def sanity_check(
     """Fail loudly unless both sides answer the product, refuse a bad sku, and count as expected."""
     import io
 
-    from toolfront import wiring as service
+    from toolfront import wiring
 
     found: dict[str, Any] = {}
     bad = {**event, "body": json.dumps({"sku": "-not a sku"})}
 
     # First call of a fresh handler and authenticator: the key's owner is not known yet.
-    service.authenticator.cache_clear()
+    wiring.authenticator.cache_clear()
     fresh = load_family("catalogue")
     lines = io.StringIO()
     with log_stream(lines), counting(client) as seen:
@@ -60,7 +60,7 @@ def sanity_check(
     if status != 422:
         raise RuntimeError(f"toolfront should refuse an invalid sku with 422, answered {status}: {body}")
 
-    authenticate = service.authenticator().authenticate
+    authenticate = wiring.authenticator().authenticate
     with counting(client) as seen:
         actor = authenticate(event_headers(event), event["requestContext"]["http"]["sourceIp"])
     if "catalogue" not in actor.permissions:

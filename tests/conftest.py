@@ -13,7 +13,7 @@ import pytest
 from moto import mock_aws
 
 from tests.aws import TABLE_ENV, create_tables
-from toolfront import wiring as service
+from toolfront import wiring
 from toolfront.aws import clients as toolfront_aws
 from toolfront_dev.moto_atomic import make_dynamodb_atomic
 
@@ -74,4 +74,4 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 def reset_process_state() -> None:
     """Forget what a warm Lambda process remembers: clients, settings, the authenticator."""
     toolfront_aws.reset_clients()
-    service.reset()
+    wiring.reset()

@@ -135,8 +135,8 @@ def reset_process_clients() -> None:
     # toolfront caches one client per service, and the settings and stores of a warm process hold
     # tables and clients of their own: any of them made for an earlier stack of this process would
     # keep talking to that stack's (stopped) moto.
-    from toolfront import wiring as service
+    from toolfront import wiring
     from toolfront.aws.clients import reset_clients
 
     reset_clients()
-    service.reset()
+    wiring.reset()

@@ -49,6 +49,7 @@ DEFAULT_STAGE = "local"
 JWKS_URL_VARIABLE = "TOOLFRONT_COGNITO_JWKS_URL"
 # Where the approvals function appends approvers' links locally (SNS e-mail in AWS).
 OUTBOX_VARIABLE = "TOOLFRONT_OUTBOX_PATH"
+PUBLIC_URL = "PublicUrl"  # the template parameter links are built from
 
 
 class LocalStack:
@@ -205,7 +206,9 @@ class LocalStack:
         ids = self._provision(moto_endpoint, template, tables, intrinsics)
         self._admin_key = self._load_seed(moto_endpoint, tables)
         pools = {r.logical_id: ids[r.logical_id] for r in emulated if r.type == USER_POOL}
-        self._set_environment(template, intrinsics.with_refs(tables | ids), moto_endpoint, pools)
+        # Links point at this server (its port is known once bound), unless PublicUrl was given.
+        own = {} if self._parameters.get(PUBLIC_URL) else {PUBLIC_URL: self._server.url}
+        self._set_environment(template, intrinsics.with_refs(tables | ids | own), moto_endpoint, pools)
         self._server.start()
         clients = {r.logical_id: ids[r.logical_id] for r in emulated if r.type == USER_POOL_CLIENT}
         machines = {m.logical_id: m.arn for m in names.state_machines}

@@ -22,14 +22,16 @@ from toolfront.approvals.runner import FAILED_WITHOUT_DETAIL
 from toolfront.approvals.store import ApprovalStore
 from toolfront.approvals.workflow import Workflow
 from toolfront.aws import dynamodb
+from toolfront.calls.inputs import parse_json
 from toolfront.calls.logs import emit_metric
 from toolfront.calls.redaction import refuse_credentials_in_url
 from toolfront.calls.remote import TASK_FIELD
-from toolfront.errors import CallRefusedError, ConfigurationError
+from toolfront.errors import CallRefusedError, ConfigurationError, InvalidJsonError
 from toolfront.settings import ApprovalSettings, current
 from toolfront.tools.manifest import load_manifest
 
 logger = logging.getLogger("toolfront.approvals.records")
+MAX_FORM_BYTES = 16 * 1024  # a code and a decision: anything this large is not the page's form
 PROBLEM_TITLES = {
     400: "Choose approve or reject",
     403: "This link is not valid",
@@ -108,8 +110,8 @@ def show(event: dict[str, Any], request_id: str) -> dict[str, Any]:
 
 def decide(event: dict[str, Any], request_id: str) -> dict[str, Any]:
     """POST: decide once, with the code of the link."""
-    form = _form(event)
     try:
+        form = _form(event)
         refuse_credentials_in_url(event.get("queryStringParameters") or {}, allowed=frozenset({"code"}))
         decided = _decisions().decide(
             _approval_id(event), form.get("code", ""), form.get("decision", ""), by="approval link"
@@ -168,11 +170,14 @@ def _approval_id(event: dict[str, Any]) -> str:
 
 
 def _form(event: dict[str, Any]) -> dict[str, str]:
-    body = (body_bytes(event) or b"").decode("utf-8", "replace")
+    """The decision form's fields; raises ``InvalidJsonError`` (400) for a body that is no form."""
+    raw = body_bytes(event) or b""
+    if len(raw) > MAX_FORM_BYTES:
+        raise InvalidJsonError(f"the form is over {MAX_FORM_BYTES} bytes")
     if "application/json" in headers_of(event).get("content-type", ""):
-        try:
-            parsed = json.loads(body)
-        except ValueError:
-            return {}
-        return {k: str(v) for k, v in parsed.items()} if isinstance(parsed, dict) else {}
-    return {k: v[0] for k, v in parse_qs(str(body)).items()}
+        parsed = parse_json(raw, what="the form")
+        if not isinstance(parsed, dict):
+            raise InvalidJsonError("the form must be a JSON object of fields")
+        return {k: v for k, v in parsed.items() if isinstance(v, str)}
+    # Percent-decoding with "replace": a malformed byte becomes U+FFFD, never a lone surrogate.
+    return {k: v[0] for k, v in parse_qs(raw.decode("utf-8", "replace")).items()}

@@ -9,15 +9,14 @@ import math
 import os
 from typing import Any
 
-from toolfront import CallContext, Tool, ToolError
-from toolfront.aws.clients import client
-from toolfront.wiring import family_handler
+from toolfront import CallContext, Tool, ToolError, dynamodb, family_handler
 
 FAMILY = "catalogue"
 SCOPE_READ = "catalogue.products:read"
 SCOPE_WRITE = "catalogue.products:write"
 PERMISSION = "catalogue"
 DISCOUNT_CONFIRM_PERCENT = 50
+DISCOUNT_MAX_ITEMS = 100  # one DynamoDB transaction holds at most 100 items
 
 _SKU = {
     "type": "string",
@@ -82,10 +81,10 @@ def _decode_cursor(cursor: str) -> dict[str, Any]:
 
 
 def list_products(data: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
-    request: dict[str, Any] = {"TableName": _table(), "Limit": data.get("limit", 20)}
+    request: dict[str, Any] = {"TableName": _table(), "Limit": int(data.get("limit", 20))}
     if data.get("cursor"):
         request["ExclusiveStartKey"] = _decode_cursor(data["cursor"])
-    page = client("dynamodb").scan(**request)
+    page = dynamodb.call("scan", **request)
     last = page.get("LastEvaluatedKey")
     return {
         "products": [_from_item(item) for item in page.get("Items", [])],
@@ -94,8 +93,8 @@ def list_products(data: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
 
 
 def get_product(data: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
-    found = client("dynamodb").get_item(
-        TableName=_table(), Key={"sku": {"S": data["sku"]}}, ConsistentRead=True
+    found = dynamodb.call(
+        "get_item", TableName=_table(), Key={"sku": {"S": data["sku"]}}, ConsistentRead=True
     )
     if "Item" not in found:
         raise _not_found(data["sku"])
@@ -103,43 +102,48 @@ def get_product(data: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
 
 
 def create_product(data: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
-    dynamodb = client("dynamodb")
     try:
-        dynamodb.put_item(
-            TableName=_table(), Item=_to_item(data), ConditionExpression="attribute_not_exists(sku)"
+        dynamodb.call(
+            "put_item",
+            TableName=_table(),
+            Item=_to_item(data),
+            ConditionExpression="attribute_not_exists(sku)",
         )
-    except dynamodb.exceptions.ConditionalCheckFailedException as exc:
+    except dynamodb.ConditionFailedError as exc:
         raise ToolError("already_exists", f"a product with sku {data['sku']!r} already exists", 409) from exc
     return {"product": _from_item(_to_item(data))}
 
 
 def _update_price(sku: str, price_cents: int) -> None:
-    dynamodb = client("dynamodb")
     try:
-        dynamodb.update_item(
+        dynamodb.call(
+            "update_item",
             TableName=_table(),
             Key={"sku": {"S": sku}},
             UpdateExpression="SET price_cents = :p",
             ConditionExpression="attribute_exists(sku)",
             ExpressionAttributeValues={":p": {"N": str(int(price_cents))}},
         )
-    except dynamodb.exceptions.ConditionalCheckFailedException as exc:
+    except dynamodb.ConditionFailedError as exc:
         raise _not_found(sku) from exc
 
 
 def set_prices(data: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
+    # Each write sets a price (it never adds to one), so running the list again changes nothing more.
     for entry in data["prices"]:
         _update_price(entry["sku"], entry["price_cents"])
     return {"updated": len(data["prices"])}
 
 
 def delete_product(data: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
-    dynamodb = client("dynamodb")
     try:
-        dynamodb.delete_item(
-            TableName=_table(), Key={"sku": {"S": data["sku"]}}, ConditionExpression="attribute_exists(sku)"
+        dynamodb.call(
+            "delete_item",
+            TableName=_table(),
+            Key={"sku": {"S": data["sku"]}},
+            ConditionExpression="attribute_exists(sku)",
         )
-    except dynamodb.exceptions.ConditionalCheckFailedException as exc:
+    except dynamodb.ConditionFailedError as exc:
         raise _not_found(data["sku"]) from exc
     return {"deleted": data["sku"]}
 
@@ -150,11 +154,43 @@ def discount_needs_confirmation(data: dict[str, Any], ctx: CallContext) -> bool:
 
 
 def discount_products(data: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
-    for entry in data["discounts"]:
-        product = get_product({"sku": entry["sku"]}, ctx)["product"]
-        discounted = math.floor(product["price_cents"] * (100 - entry["percent"]) / 100)
-        _update_price(entry["sku"], discounted)
-    return {"updated": len(data["discounts"])}
+    """Every discount or none: the prices are read together, then written in one transaction whose
+    every item is conditional on the price that was read (a price changed meanwhile: nothing is written).
+    """
+    discounts = data["discounts"]
+    skus = [entry["sku"] for entry in discounts]
+    repeated = sorted({sku for sku in skus if skus.count(sku) > 1})
+    if repeated:
+        raise ToolError(
+            "duplicate_sku", f"each product may be discounted once per call: {', '.join(repeated)}", 422
+        )
+    keys = [{"Get": {"TableName": _table(), "Key": {"sku": {"S": sku}}}} for sku in skus]
+    found = dynamodb.call("transact_get_items", TransactItems=keys)["Responses"]
+    writes = []
+    for entry, item in zip(discounts, found, strict=True):
+        if "Item" not in item:
+            raise _not_found(entry["sku"])
+        price = int(item["Item"]["price_cents"]["N"])
+        writes.append(_discounted(entry["sku"], price, math.floor(price * (100 - entry["percent"]) / 100)))
+    try:
+        dynamodb.call("transact_write_items", TransactItems=writes)
+    except dynamodb.TransactionCanceledError as exc:
+        raise ToolError(
+            "price_changed", "a price changed while the discounts were applied; nothing was changed", 409
+        ) from exc
+    return {"updated": len(discounts)}
+
+
+def _discounted(sku: str, was: int, price: int) -> dict[str, Any]:
+    return {
+        "Update": {
+            "TableName": _table(),
+            "Key": {"sku": {"S": sku}},
+            "UpdateExpression": "SET price_cents = :new",
+            "ConditionExpression": "price_cents = :old",
+            "ExpressionAttributeValues": {":new": {"N": str(price)}, ":old": {"N": str(was)}},
+        }
+    }
 
 
 def api_tools() -> list[Tool]:
@@ -211,8 +247,9 @@ def api_tools() -> list[Tool]:
             **admin,
             title="Set product prices",
             description="Sets the price of up to 500 products in one call. Stops at the first unknown sku "
-            "(not_found); prices set before it stay set. Batches over the deployment's batch threshold "
-            "(100 items unless configured otherwise) wait for a person to confirm.",
+            "(not_found); prices set before it stay set, and since a price is set rather than changed "
+            "by an amount, calling again with the same list is safe. Batches over the deployment's "
+            "batch threshold (100 items unless configured otherwise) wait for a person to confirm.",
             input_schema={
                 "type": "object",
                 "properties": {
@@ -256,8 +293,11 @@ def api_tools() -> list[Tool]:
             handler=discount_products,
             **admin,
             title="Discount products",
-            description="Lowers the price of each listed product by a percentage (1-90), rounding down. "
-            "A discount over 50% waits for a person to confirm before anything changes.",
+            description="Lowers the price of each listed product by a percentage (1-90), rounding down; "
+            f"at most {DISCOUNT_MAX_ITEMS} products, each once. All discounts apply together or none "
+            "do (one transaction), so a failed call changed nothing; a retry with the same "
+            "idempotency_key gets the first answer back and never discounts twice. A discount over 50% "
+            "waits for a person to confirm before anything changes.",
             input_schema={
                 "type": "object",
                 "properties": {
@@ -278,6 +318,7 @@ def api_tools() -> list[Tool]:
                 "required": ["discounts"],
                 "additionalProperties": False,
             },
+            max_items=DISCOUNT_MAX_ITEMS,
             danger=discount_needs_confirmation,
         ),
     ]

@@ -29,6 +29,11 @@ from toolfront.wiring import authenticator, core_tools, family_handler
 system = family_handler("core", core_tools, core=True)
 
 
+def _base_url(event: dict[str, Any]) -> str:
+    settings = current()
+    return base_url_of(event, settings.public_url, settings.region)
+
+
 def health(event: dict[str, Any], request_id: str) -> dict[str, Any]:
     return json_response(200, {"data": {"status": "ok"}, "request_id": request_id}, request_id)
 
@@ -60,7 +65,7 @@ def get_approval(event: dict[str, Any], request_id: str) -> dict[str, Any]:
         arguments={"approval_id": str((event.get("pathParameters") or {}).get("id", ""))},
         source_ip=source_ip_of(event),
         entry=Entry.REST,
-        base_url=base_url_of(event, headers),
+        base_url=_base_url(event),
     )
     return result_response(system.run(call), request_id)
 
@@ -71,7 +76,7 @@ def openapi(event: dict[str, Any], request_id: str) -> dict[str, Any]:
         openapi_document,  # deferred: only these two routes need it
     )
 
-    document = openapi_document(all_tools(), server_url=base_url_of(event) or None)
+    document = openapi_document(all_tools(), server_url=_base_url(event) or None)
     return json_response(200, document, request_id)
 
 
@@ -80,7 +85,7 @@ def docs(event: dict[str, Any], request_id: str) -> dict[str, Any]:
     from toolfront.adapters.openapi.document import openapi_document
     from toolfront.adapters.openapi.page import docs_page
 
-    page = docs_page(openapi_document(all_tools(), server_url=base_url_of(event) or None))
+    page = docs_page(openapi_document(all_tools(), server_url=_base_url(event) or None))
     return {
         "statusCode": 200,
         "headers": {"content-type": "text/html; charset=utf-8", "x-request-id": request_id},
@@ -92,8 +97,15 @@ def docs(event: dict[str, Any], request_id: str) -> dict[str, Any]:
 def mcp_endpoint() -> McpEndpoint:
     """Built on first use: the tool entries are encoded once per cold start."""
     catalog = ToolCatalog(all_tools())
-    router = ToolRouter(catalog, system.run, current().function_prefix)
-    return McpEndpoint(catalog, router, authenticator().authenticate)
+    settings = current()
+    router = ToolRouter(catalog, system.run, settings.function_prefix)
+    return McpEndpoint(
+        catalog,
+        router,
+        authenticator().authenticate,
+        public_url=settings.public_url,
+        region=settings.region,
+    )
 
 
 def mcp(event: dict[str, Any], request_id: str) -> dict[str, Any]:

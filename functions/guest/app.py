@@ -7,10 +7,8 @@ import secrets
 import time
 from typing import Any
 
-from toolfront import CallContext, Tool, ToolError
-from toolfront.aws.clients import client
+from toolfront import CallContext, Tool, ToolError, dynamodb, family_handler
 from toolfront.calls.redaction import hash_client_token
-from toolfront.wiring import family_handler
 
 FAMILY = "guest"
 SESSION_DAYS = 30
@@ -39,7 +37,8 @@ def _expiry() -> dict[str, str]:
 
 def start_session(data: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
     token = secrets.token_urlsafe(32)
-    client("dynamodb").put_item(
+    dynamodb.call(
+        "put_item",
         TableName=_table(),
         Item={**_key("session", hash_client_token(token)), "expires_at_epoch": _expiry()},
         ConditionExpression="attribute_not_exists(pk)",
@@ -48,8 +47,8 @@ def start_session(data: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
 
 
 def _require_session(token_hash: str) -> None:
-    found = client("dynamodb").get_item(
-        TableName=_table(), Key=_key("session", token_hash), ConsistentRead=True
+    found = dynamodb.call(
+        "get_item", TableName=_table(), Key=_key("session", token_hash), ConsistentRead=True
     )
     if "Item" not in found:
         raise ToolError(
@@ -60,7 +59,8 @@ def _require_session(token_hash: str) -> None:
 def subscribe_newsletter(data: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
     session = _session(ctx)
     _require_session(session)
-    client("dynamodb").put_item(
+    dynamodb.call(
+        "put_item",
         TableName=_table(),
         Item={
             **_key("subscription", session),
@@ -73,8 +73,8 @@ def subscribe_newsletter(data: dict[str, Any], ctx: CallContext) -> dict[str, An
 
 
 def get_subscription(data: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
-    found = client("dynamodb").get_item(
-        TableName=_table(), Key=_key("subscription", _session(ctx)), ConsistentRead=True
+    found = dynamodb.call(
+        "get_item", TableName=_table(), Key=_key("subscription", _session(ctx)), ConsistentRead=True
     )
     item = found.get("Item")
     if item is None:

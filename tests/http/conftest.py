@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import http.client
 import json
+import time
 import urllib.parse
+import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.helpers import free_port
-from toolfront.auth.keystore import DynamoDBKeyStore
+from toolfront.auth.keystore import DynamoDBKeyStore, issue_key
 from toolfront_dev.aws import moto_client
 from toolfront_dev.stack import LocalStack
 
@@ -89,3 +92,36 @@ def store(stack: LocalStack) -> DynamoDBKeyStore:
     client = moto_client(stack.moto_endpoint, "dynamodb")
     tables = stack.table_names
     return DynamoDBKeyStore(tables["KeysTable"], tables["PrincipalsTable"], client)
+
+
+# --- a principal with a key and a product, for the tests that hold calls ---------------------
+
+
+def wait_for(condition: Any, timeout: float = 10.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = condition()
+        if found:
+            return found
+        time.sleep(0.05)
+    raise AssertionError("timed out waiting")
+
+
+@pytest.fixture
+def owner(store: DynamoDBKeyStore) -> str:
+    principal = f"approver-test-{uuid.uuid4().hex[:8]}"
+    store.grant(principal, ["catalogue"], datetime.now(UTC))
+    return principal
+
+
+@pytest.fixture
+def key(store: DynamoDBKeyStore, owner: str) -> str:
+    return issue_key(store, owner=owner, scopes=["catalogue.*"])[0]
+
+
+@pytest.fixture
+def sku(api: Api, key: str) -> str:
+    made = f"D-{uuid.uuid4().hex[:8]}"
+    product = {"sku": made, "name": "Mug", "price_cents": 1000, "currency": "EUR"}
+    assert api.call("catalogue.create_product", product, key=key).status == 200
+    return made

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 import urllib.parse
 import uuid
 from collections.abc import Iterator
@@ -13,42 +12,12 @@ from typing import Any
 
 import pytest
 
-from tests.http.conftest import Api, Reply
-from toolfront import wiring as service
+from tests.http.conftest import Api, Reply, wait_for
+from toolfront import wiring
 from toolfront.auth.keystore import DynamoDBKeyStore, issue_key
 from toolfront_dev.aws import moto_client
 from toolfront_dev.outbox import outbox_links
 from toolfront_dev.stack import LocalStack
-
-
-def wait_for(condition: Any, timeout: float = 10.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        found = condition()
-        if found:
-            return found
-        time.sleep(0.05)
-    raise AssertionError("timed out waiting")
-
-
-@pytest.fixture
-def owner(store: DynamoDBKeyStore) -> str:
-    principal = f"approver-test-{uuid.uuid4().hex[:8]}"
-    store.grant(principal, ["catalogue"], datetime.now(UTC))
-    return principal
-
-
-@pytest.fixture
-def key(store: DynamoDBKeyStore, owner: str) -> str:
-    return issue_key(store, owner=owner, scopes=["catalogue.*"])[0]
-
-
-@pytest.fixture
-def sku(api: Api, key: str) -> str:
-    made = f"D-{uuid.uuid4().hex[:8]}"
-    product = {"sku": made, "name": "Mug", "price_cents": 1000, "currency": "EUR"}
-    assert api.call("catalogue.create_product", product, key=key).status == 200
-    return made
 
 
 def link_of(stack: LocalStack, approval_id: str) -> tuple[str, str]:
@@ -197,10 +166,10 @@ def test_expiry_closes_the_approval(
 @pytest.fixture
 def short_lifetime(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setenv("TOOLFRONT_APPROVAL_LIFETIME_SECONDS", "2")
-    service.reset()
+    wiring.reset()
     yield
     monkeypatch.undo()
-    service.reset()
+    wiring.reset()
 
 
 def test_requester_reads_the_approval_others_get_404(

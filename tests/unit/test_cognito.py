@@ -192,3 +192,27 @@ def test_key_only_deployment_refuses_tokens(pool: Pool) -> None:
     token = pool.tokens("ada@example.org")["AccessToken"]
     with pytest.raises(UnauthenticatedError):
         Authenticator(store).authenticate(bearer(token), "")
+
+
+@pytest.mark.parametrize(
+    "claims",
+    [
+        {"cognito:groups": "catalogue-admins"},  # a string is not a list of groups
+        {"cognito:groups": [["catalogue-admins"]]},
+        {"scope": ["toolfront/catalogue.products:read"]},
+    ],
+)
+def test_claims_of_another_shape_are_a_401_never_a_500(pool: Pool, claims: dict[str, Any]) -> None:
+    user_pool = cognitoidp_backends["123456789012"]["us-east-1"].user_pools[pool.pool_id]
+    token, _ = user_pool.create_jwt(pool.client_id, "ada@example.org", "access", extra_data=claims)
+    with pytest.raises(UnauthenticatedError, match="claims are not those of a Cognito access token"):
+        authenticator(pool).authenticate(bearer(token), "")
+
+
+def test_a_client_id_claim_that_is_a_list_is_a_401(pool: Pool) -> None:
+    user_pool = cognitoidp_backends["123456789012"]["us-east-1"].user_pools[pool.pool_id]
+    token, _ = user_pool.create_jwt(
+        pool.client_id, "ada@example.org", "access", extra_data={"client_id": [pool.client_id]}
+    )
+    with pytest.raises(UnauthenticatedError, match="another app client"):
+        authenticator(pool).authenticate(bearer(token), "")

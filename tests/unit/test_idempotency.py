@@ -171,7 +171,9 @@ def test_first_call_still_running_is_409_with_retry_after(pipeline: CallPipeline
     assert first.status == 200
 
 
-def test_abandoned_lease_lets_a_retry_run(pipeline: CallPipeline, key: str, client: Any) -> None:
+def test_a_lease_that_ran_out_unanswered_is_outcome_unknown_and_never_runs_again(
+    pipeline: CallPipeline, key: str, client: Any
+) -> None:
     claimed_long_ago = time.time_ns() // 1000 - 10_000_000
     call(pipeline, key, body={"note": "x", "idempotency_key": "crashy"})
     client.update_item(
@@ -181,8 +183,12 @@ def test_abandoned_lease_lets_a_retry_run(pipeline: CallPipeline, key: str, clie
         ExpressionAttributeNames={"#s": "status"},
         ExpressionAttributeValues={":r": {"S": "in_progress"}, ":t": {"N": str(claimed_long_ago)}},
     )
-    retried, _ = call(pipeline, key, body={"note": "x", "idempotency_key": "crashy"})
-    assert not retried.replayed and len(calls) == 2
+    retried, response = call(pipeline, key, body={"note": "x", "idempotency_key": "crashy"})
+    assert (retried.status, retried.error.code if retried.error else None) == (
+        409,
+        "idempotency_outcome_unknown",
+    )
+    assert not retried.replayed and len(calls) == 1 and "retry-after" not in response["headers"]
 
 
 def test_answers_expire_after_24_hours_from_the_stored_time(
@@ -207,12 +213,15 @@ def test_tool_errors_are_stored_and_replayed(pipeline: CallPipeline, key: str) -
     assert again.replayed and again_response["body"] == first_response["body"] and len(calls) == 1
 
 
-def test_crashes_are_not_stored_so_a_retry_runs_again(pipeline: CallPipeline, key: str, client: Any) -> None:
-    first, _ = call(pipeline, key, body={"fail": "crash", "idempotency_key": "c"})
+def test_a_crash_once_the_handler_began_is_kept_and_replayed(
+    pipeline: CallPipeline, key: str, client: Any
+) -> None:
+    first, first_response = call(pipeline, key, body={"fail": "crash", "idempotency_key": "c"})
     assert first.status == 500
-    assert client.scan(TableName="IdempotencyTable")["Items"] == []
-    again, _ = call(pipeline, key, body={"fail": "crash", "idempotency_key": "c"})
-    assert again.status == 500 and len(calls) == 2
+    again, again_response = call(pipeline, key, body={"fail": "crash", "idempotency_key": "c"})
+    assert again.status == 500 and again.replayed and len(calls) == 1  # the handler may have written
+    assert json.loads(again_response["body"]) == json.loads(first_response["body"])
+    assert "boom" not in again_response["body"]
 
 
 def test_pre_handler_refusals_are_not_stored(pipeline: CallPipeline, key: str, client: Any) -> None:
@@ -221,11 +230,18 @@ def test_pre_handler_refusals_are_not_stored(pipeline: CallPipeline, key: str, c
     assert client.scan(TableName="IdempotencyTable")["Items"] == []
 
 
-def test_credential_bearing_answers_are_never_stored(pipeline: CallPipeline, key: str, client: Any) -> None:
+def test_credential_bearing_answers_are_never_stored_nor_run_twice(
+    pipeline: CallPipeline, key: str, client: Any
+) -> None:
     first, _ = call(pipeline, key, "shop.issue_claim", {"idempotency_key": "cred"})
-    again, _ = call(pipeline, key, "shop.issue_claim", {"idempotency_key": "cred"})
-    assert first.data != again.data and not again.replayed
-    assert client.scan(TableName="IdempotencyTable")["Items"] == []
+    again, again_response = call(pipeline, key, "shop.issue_claim", {"idempotency_key": "cred"})
+    assert first.status == 200 and len(calls) == 1
+    assert (again.status, json.loads(again_response["body"])["error"]["code"]) == (
+        409,
+        "idempotency_outcome_unknown",
+    )
+    claim_url = first.data["claim_url"] if first.data else ""
+    assert claim_url and claim_url not in json.dumps(client.scan(TableName="IdempotencyTable")["Items"])
 
 
 def test_read_tools_ignore_the_key(pipeline: CallPipeline, key: str) -> None:
@@ -291,3 +307,36 @@ def _only_record(client: Any) -> str:
 def _release_gate() -> Iterator[None]:
     yield
     gate.set()
+
+
+ANSWER_WRITE = "provide-client-params.dynamodb.UpdateItem"
+
+
+def _fail_answer_writes(client: Any) -> Any:
+    """Every UpdateItem on the idempotency table (the answer's write) fails as if DynamoDB were down."""
+    from botocore.exceptions import EndpointConnectionError
+
+    def refuse(params: dict[str, Any], **_: Any) -> None:
+        if params.get("TableName") == "IdempotencyTable":
+            raise EndpointConnectionError(endpoint_url="https://dynamodb.invalid")
+
+    client.meta.events.register(ANSWER_WRITE, refuse)
+    return refuse
+
+
+def test_an_answer_that_cannot_be_stored_is_still_told_and_never_run_again(
+    pipeline: CallPipeline, key: str, client: Any
+) -> None:
+    refuse = _fail_answer_writes(client)
+    first, _ = call(pipeline, key, body={"note": "x", "idempotency_key": "lost"})
+    assert first.status == 200 and first.data == {"n": 1, "echo": "x"}  # the truth, not a 503
+    client.meta.events.unregister(ANSWER_WRITE, refuse)
+    client.update_item(  # the lease runs out
+        TableName="IdempotencyTable",
+        Key={"pk": {"S": _only_record(client)}},
+        UpdateExpression="SET lease_until_us = :t",
+        ExpressionAttributeValues={":t": {"N": str(time.time_ns() // 1000 - 1_000_000)}},
+    )
+    retried, _ = call(pipeline, key, body={"note": "x", "idempotency_key": "lost"})
+    assert retried.error is not None and retried.error.code == "idempotency_outcome_unknown"
+    assert len(calls) == 1

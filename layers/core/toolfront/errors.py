@@ -18,6 +18,7 @@ ToolfrontError
     ├── UnknownToolError             404 unknown_tool
     ├── NotFoundError                404 not_found (an approval: unknown or another requester's)
     ├── IdempotencyInProgressError   409 idempotency_in_progress (Retry-After)
+    ├── IdempotencyOutcomeUnknownError 409 idempotency_outcome_unknown (ran, but no answer was kept)
     ├── ApprovalClosedError          409 approval_closed (decided, cancelled or expired)
     ├── PayloadTooLargeError         413 payload_too_large
     ├── UnsupportedMediaTypeError    415 unsupported_media_type
@@ -156,6 +157,10 @@ class UnknownToolError(CallRefusedError):
 
 class IdempotencyInProgressError(CallRefusedError):
     code, http_status = "idempotency_in_progress", 409
+
+
+class IdempotencyOutcomeUnknownError(CallRefusedError):
+    code, http_status = "idempotency_outcome_unknown", 409
 
 
 class PayloadTooLargeError(CallRefusedError):

@@ -9,6 +9,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
+from urllib.parse import urlsplit
 
 from toolfront.auth.actors import Actor, ActorKind
 from toolfront.errors import ConfigurationError
@@ -69,6 +70,8 @@ class Settings:
     idempotency_lease_seconds: int = 60
     approvals: ApprovalSettings | None = None  # None: held calls answer 501 (no workflow deployed)
     function_prefix: str = ""  # a family's function is <prefix><family> (MCP routes calls there)
+    public_url: str | None = None  # PublicUrl: the API's address for links (None: its default URL)
+    region: str = ""  # the function's AWS region (Lambda sets AWS_REGION)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -91,6 +94,8 @@ class Settings:
             idempotency_lease_seconds=_integer(env, "TOOLFRONT_IDEMPOTENCY_LEASE_SECONDS", 60, low=1),
             approvals=_approvals(env),
             function_prefix=env.get("TOOLFRONT_FUNCTION_PREFIX", "").strip(),
+            public_url=_public_url(env, "TOOLFRONT_PUBLIC_URL"),
+            region=(env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or "").strip(),
         )
 
 
@@ -154,6 +159,19 @@ def _boolean(env: Mapping[str, str], name: str, default: bool) -> bool:
     if raw in ("false", "0", "no"):
         return False
     raise ConfigurationError(f"environment variable {name} must be true or false, got {raw!r}")
+
+
+def _public_url(env: Mapping[str, str], name: str) -> str | None:
+    raw = env.get(name, "").strip().rstrip("/")
+    if not raw:
+        return None
+    parsed = urlsplit(raw)
+    if parsed.scheme not in ("https", "http") or not parsed.netloc or parsed.query or parsed.fragment:
+        raise ConfigurationError(
+            f"environment variable {name} must be an absolute http(s) URL without query or fragment, "
+            f"got {raw!r}"
+        )
+    return raw
 
 
 def _approvals(env: Mapping[str, str]) -> ApprovalSettings | None:

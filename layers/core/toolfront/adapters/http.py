@@ -9,12 +9,15 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import re
 import uuid
 from collections.abc import Mapping
 from typing import Any
 
 from toolfront.calls.envelopes import error_body
 from toolfront.errors import ToolfrontError
+
+_API_ID = re.compile(r"[a-z0-9]{1,32}")
 
 Event = dict[str, Any]
 Response = dict[str, Any]
@@ -52,15 +55,20 @@ def body_bytes(event: Event) -> bytes | None:
     return str(body).encode("utf-8")
 
 
-def base_url_of(event: Event, headers: Mapping[str, str] | None = None) -> str:
-    """The API's own address as the caller reached it (where approval links point).
+def base_url_of(event: Event, public_url: str | None = None, region: str = "") -> str:
+    """The API's own address: where approvers' links, pages and stored URLs point.
 
-    ``headers`` are the event's, lower-cased, when the caller has them already.
+    The configured public URL (``PublicUrl``: a custom domain, or the local stack's own address),
+    else the HTTP API's default endpoint built from the API id API Gateway put in the event. Never
+    ``Host`` or ``X-Forwarded-*``: a caller sets those, and would get the approvers' link (with its
+    single-use code) pointed at a host of its own.
     """
-    headers = headers_of(event) if headers is None else headers
-    host = headers.get("host") or event.get("requestContext", {}).get("domainName", "")
-    scheme = headers.get("x-forwarded-proto", "https").split(",")[0].strip()
-    return f"{scheme}://{host}" if host else ""
+    if public_url:
+        return public_url
+    api_id = str(event.get("requestContext", {}).get("apiId", ""))
+    if api_id and region and _API_ID.fullmatch(api_id):
+        return f"https://{api_id}.execute-api.{region}.amazonaws.com"
+    return ""
 
 
 def text_response(

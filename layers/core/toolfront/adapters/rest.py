@@ -24,6 +24,7 @@ from toolfront.adapters.http import (
 from toolfront.calls.call import Call, CallResult, Entry
 from toolfront.calls.pipeline import CallPipeline
 from toolfront.errors import UnknownToolError
+from toolfront.settings import current
 
 logger = logging.getLogger("toolfront.adapters.rest")
 
@@ -51,7 +52,9 @@ def tool_name_of(raw_path: str) -> str | None:
     return f"{parts[0]}.{parts[1]}" if len(parts) == 2 and all(parts) else None
 
 
-def call_of(event: Event, tool_name: str, request_id: str, context: Any = None) -> Call:
+def call_of(
+    event: Event, tool_name: str, request_id: str, context: Any = None, *, base_url: str = ""
+) -> Call:
     headers = headers_of(event)
     return Call(
         tool_name=tool_name,
@@ -63,7 +66,7 @@ def call_of(event: Event, tool_name: str, request_id: str, context: Any = None) 
         source_ip=source_ip_of(event),
         entry=Entry.REST,
         function=str(getattr(context, "invoked_function_arn", "") or ""),
-        base_url=base_url_of(event, headers),
+        base_url=base_url,
     )
 
 
@@ -80,6 +83,7 @@ class RestAdapter:
             return error_response(
                 UnknownToolError("tools are called at POST /v1/tools/<namespace>/<verb_noun>"), request_id
             )
-        return result_response(
-            self._pipeline().run(call_of(event, tool_name, request_id, context)), request_id
-        )
+        settings = current()
+        base_url = base_url_of(event, settings.public_url, settings.region)
+        call = call_of(event, tool_name, request_id, context, base_url=base_url)
+        return result_response(self._pipeline().run(call), request_id)

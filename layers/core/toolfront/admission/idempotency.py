@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import math
 import re
 from collections.abc import Mapping
@@ -23,10 +24,14 @@ from toolfront.errors import (
     IdempotencyInProgressError,
     IdempotencyKeyReusedError,
     IdempotencyNotSupportedError,
+    IdempotencyOutcomeUnknownError,
     InvalidIdempotencyKeyError,
+    StoreUnavailableError,
 )
 from toolfront.tools.definition import Tool
 from toolfront.tools.rules import CONTROL_FIELDS
+
+logger = logging.getLogger("toolfront.idempotency")
 
 KEY_FIELD = "idempotency_key"
 HEADER = "idempotency-key"
@@ -92,7 +97,7 @@ class Claim:
         return f"{self.scope}#{self.tool}#{digest}"
 
     def put(self, table: str) -> dict[str, Any]:
-        """The conditional Put that takes the record: new, expired (24 h) or an abandoned lease."""
+        """The conditional Put that takes the record: new, or kept longer than 24 h."""
         return {
             "TableName": table,
             "Item": {
@@ -104,14 +109,9 @@ class Claim:
                 "lease_until_us": {"N": str(self.now_us + self.lease_us)},
                 "expires_at_epoch": {"N": str((self.now_us + KEEP_US) // 1_000_000 + 3600)},
             },
-            "ConditionExpression": "attribute_not_exists(pk) OR created_us < :expired"
-            " OR (#status = :running AND lease_until_us < :now)",
-            "ExpressionAttributeNames": {"#status": "status"},
-            "ExpressionAttributeValues": {
-                ":expired": {"N": str(self.now_us - KEEP_US)},
-                ":running": {"S": Status.IN_PROGRESS},
-                ":now": {"N": str(self.now_us)},
-            },
+            # An expired lease is never taken over: its handler may have run (Stripe's rule).
+            "ConditionExpression": "attribute_not_exists(pk) OR created_us < :expired",
+            "ExpressionAttributeValues": {":expired": {"N": str(self.now_us - KEEP_US)}},
             "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
         }
 
@@ -163,6 +163,12 @@ def outcome_of_conflict(claim: Claim, old: dict[str, Any]) -> Replay:
     if old.get("status", {}).get("S") == Status.COMPLETED and "response_body" in old:
         return Replay(int(old["response_status"]["N"]), old["response_body"]["S"])
     lease_until = int(old.get("lease_until_us", {}).get("N", claim.now_us))
+    if lease_until < claim.now_us:  # the first call's lease ran out with no answer kept
+        raise IdempotencyOutcomeUnknownError(
+            "the first call with this idempotency key started but its outcome was not recorded "
+            "(it may have done its work): check whether it took effect, then retry with a new key",
+            details={"field": KEY_FIELD},
+        )
     wait = max(1, math.ceil((lease_until - claim.now_us) / 1_000_000))
     raise IdempotencyInProgressError(
         "the first call with this idempotency key is still running; retry after the wait",
@@ -185,28 +191,44 @@ class IdempotencyRecord:
 
     Admission claims the record (with the call's units, in one transaction); the pipeline runs the
     call inside ``with record:`` and settles it once, with ``complete`` (the answer a retry gets
-    back) or ``release`` (the key is free again). Leaving the block by an exception before either
-    releases the key, so a crash can never leave it stuck until its lease ends. A call with no
-    idempotency key holds a record with no claim, on which both are no-ops: the pipeline never asks
-    whether a call is idempotent.
+    back) or ``release`` (the key is free again). Stripe's rule decides what an exception means:
+    before the handler ``began``, nothing was done and the key is released; once it began, the
+    handler may have written, so the crash is kept as the call's answer (its 500) and a retry gets
+    it back rather than running the handler a second time. When the answer cannot be written, the
+    caller is still told what happened; the record then stays claimed, and a retry after its lease
+    is answered ``idempotency_outcome_unknown``. A call with no idempotency key holds a record with
+    no claim, on which all of this is a no-op: the pipeline never asks whether a call is idempotent.
     """
 
-    __slots__ = ("_claim", "_settled", "_writer", "replay")
+    __slots__ = ("_claim", "_crash_body", "_settled", "_writer", "replay")
 
     def __init__(self, writer: RecordWriter, claim: Claim | None, replay: Replay | None = None) -> None:
         self._writer = writer
         self._claim = claim
         self._settled = claim is None or replay is not None  # nothing to write, or a stored answer
+        self._crash_body: str | None = None  # set once the handler began
         self.replay = replay  # the first answer, when this call is a retry of a completed one
+
+    def began(self, crash_body: str) -> None:
+        """The handler starts now: from here a crash is the call's answer (``crash_body``, a 500)."""
+        self._crash_body = crash_body
 
     def complete(self, status: int, body: str) -> None:
         """Keep ``body`` (sent with ``status``) as the answer every retry with this key gets back."""
-        if not self._settled and self._claim is not None:
-            self._settled = True
+        if self._settled or self._claim is None:
+            return
+        self._settled = True
+        try:
             self._writer.complete(self._claim, status, body)
+        except StoreUnavailableError:
+            # The call happened: its caller gets the true answer. The record stays claimed, so a
+            # retry after the lease is told the outcome is unknown instead of running it again.
+            logger.warning(
+                "the answer to request %s could not be stored for its idempotency key", self._claim.owner
+            )
 
     def release(self) -> None:
-        """Give the key back unanswered: a retry runs the call again."""
+        """Give the key back unanswered (nothing was done): a retry runs the call."""
         if not self._settled and self._claim is not None:
             self._settled = True
             self._writer.release(self._claim)
@@ -215,5 +237,9 @@ class IdempotencyRecord:
         return self
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: Any) -> None:
-        if kind is not None:
+        if kind is None:
+            return
+        if self._crash_body is not None:
+            self.complete(500, self._crash_body)
+        else:
             self.release()

@@ -62,15 +62,20 @@ class CognitoVerifier:
             raise UnauthenticatedError("the bearer token is invalid or expired") from exc
         if claims.get("token_use") != "access":
             raise UnauthenticatedError("an access token is required (this is an id token)")
-        if claims.get("client_id") not in self._settings.client_ids:
+        client_id, sub = claims.get("client_id"), claims.get("sub")
+        if not isinstance(client_id, str) or client_id not in self._settings.client_ids:
             raise UnauthenticatedError("the token was issued to another app client")
-        return VerifiedToken(
-            sub=str(claims["sub"]),
-            scopes=self._tool_scopes(str(claims.get("scope", ""))),
-            groups=tuple(str(g) for g in claims.get("cognito:groups", []) or []),
-        )
+        scope, groups = claims.get("scope", ""), claims.get("cognito:groups", [])
+        # Claims of another shape than Cognito's are refused, never coerced (a string is not a list).
+        if not (isinstance(sub, str) and sub and isinstance(scope, str)) or not _strings(groups):
+            raise UnauthenticatedError("the bearer token's claims are not those of a Cognito access token")
+        return VerifiedToken(sub=sub, scopes=self._tool_scopes(scope), groups=tuple(groups))
 
     def _tool_scopes(self, claim: str) -> frozenset[str]:
         # Custom scopes arrive as "<resource server id>/<scope>"; Cognito's own scopes have no prefix.
         prefix = self._settings.scope_prefix + "/"
         return frozenset(s[len(prefix) :] for s in claim.split() if s.startswith(prefix))
+
+
+def _strings(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(item, str) for item in value)

@@ -1,13 +1,22 @@
-"""The request body as tool input: size, media type and JSON checks."""
+"""The request body as tool input: size, media type and JSON checks.
+
+``parse_json`` is the one JSON reader of every entry (REST bodies, MCP messages, the approval
+form): besides the syntax it refuses what Python's parser lets through but no store, encoder or
+handler should meet: ``NaN``/``Infinity`` (also as an overflowing ``1e400``), a lone surrogate
+(``"\ud800"``: not encodable as UTF-8, so DynamoDB, hashing and the answer would fail on it), and
+nesting deeper than ``MAX_DEPTH`` (a recursive walk over it would exhaust the stack).
+"""
 
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from toolfront.errors import InvalidJsonError, PayloadTooLargeError, UnsupportedMediaTypeError
 
 MAX_BODY_BYTES = 1024 * 1024  # contract: a body over 1 MiB is a 413
+MAX_DEPTH = 64  # arrays and objects inside each other; deeper is refused before anything reads it
 
 
 def parse_body(body: bytes | None, content_type: str | None) -> dict[str, Any]:
@@ -23,13 +32,59 @@ def parse_body(body: bytes | None, content_type: str | None) -> dict[str, Any]:
         raise UnsupportedMediaTypeError(
             f"send the body as application/json (got {content_type or 'no Content-Type'})"
         )
-    try:
-        value = json.loads(body, parse_constant=_refuse_constant)
-    except (ValueError, RecursionError) as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
-        raise InvalidJsonError(f"the body is not valid JSON: {_reason(exc)}") from None
+    value = parse_json(body, what="the body")
     if not isinstance(value, dict):
         raise InvalidJsonError(f"the body must be a JSON object, got {_json_type(value)}")
     return value
+
+
+def parse_json(text: bytes | str, *, what: str = "the body") -> Any:
+    """The JSON value of ``text``; raises ``InvalidJsonError`` (naming ``what``) for anything that is
+    not JSON as RFC 8259 has it, or nests deeper than ``MAX_DEPTH``."""
+    try:
+        value = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
+    except (ValueError, RecursionError) as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        raise InvalidJsonError(f"{what} is not valid JSON: {_reason(exc)}") from None
+    problem = _problem(value)
+    if problem:
+        raise InvalidJsonError(f"{what} is not valid JSON: {problem}")
+    return value
+
+
+def _problem(value: Any) -> str | None:
+    """What makes a parsed value unusable (too deep, a lone surrogate), walked without recursion."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, str):
+            if not _encodable(item):
+                return "a string holds a lone surrogate (\\ud800-\\udfff), which is not Unicode text"
+        elif isinstance(item, dict | list):
+            if depth > MAX_DEPTH:
+                return f"nested deeper than {MAX_DEPTH} levels"
+            if isinstance(item, dict):
+                stack.extend((key, depth) for key in item)
+                stack.extend((child, depth + 1) for child in item.values())
+            else:
+                stack.extend((child, depth + 1) for child in item)
+    return None
+
+
+def _encodable(text: str) -> bool:
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _finite_float(text: str) -> float:
+    number = float(text)
+    if number in (math.inf, -math.inf):
+        raise ValueError(f"{text[:20]} is too large for a JSON number")
+    return number
 
 
 def is_json_media_type(content_type: str | None) -> bool:

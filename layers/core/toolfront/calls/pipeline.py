@@ -33,6 +33,7 @@ from toolfront.approvals.policy import ConfirmationReason, confirmation_reason
 from toolfront.auth.access import authorize
 from toolfront.auth.actors import Actor, ActorKind
 from toolfront.auth.authenticator import presented_credential
+from toolfront.aws.dynamodb import translated
 from toolfront.calls.call import Call, CallResult
 from toolfront.calls.envelopes import error_body, success_body
 from toolfront.calls.inputs import parse_body
@@ -48,9 +49,12 @@ from toolfront.errors import (
     CallRefusedError,
     ClientTokenRequiredError,
     ConfirmationUnavailableError,
+    IdempotencyOutcomeUnknownError,
     InternalError,
     InvalidInputError,
+    StoreUnavailableError,
     ToolError,
+    ToolfrontError,
     TooManyItemsError,
     UnauthenticatedError,
     UnknownToolError,
@@ -71,6 +75,16 @@ class _Progress:
     secrets: list[str] = field(default_factory=list)
     client_token_hash: str | None = None
     cost: int = 0  # units spent, once the rate limit decided
+
+
+HANDLER_STORE_DOWN = (
+    "a store did not answer while the tool ran; check whether it took effect, then retry "
+    "(with a new idempotency key if you sent one: this key keeps this answer)"
+)
+_CREDENTIAL_NOT_KEPT = IdempotencyOutcomeUnknownError(
+    "the first call with this idempotency key succeeded, and its answer held a credential, which is "
+    "handed out once and never stored; use a new key to call again"
+)
 
 
 class CallPipeline:
@@ -114,6 +128,7 @@ class CallPipeline:
         tool = self._registry.get(call.tool_name)
         if tool is None:
             raise UnknownToolError(f"there is no tool {call.tool_name!r}", details={"tool": call.tool_name})
+        arguments = tool.with_integers(arguments)
         actor = progress.actor = self._actor(call, tool, arguments, progress)
         authorize(audience=str(tool.audience), scope=tool.scope, permission=tool.permission, actor=actor)
         with self._admit(call, tool, actor, arguments, progress) as record:
@@ -194,10 +209,11 @@ class CallPipeline:
         )
         if reason is not None:
             return self._hold(call, tool, actor, arguments, reason, record, progress)
+        record.began(error_body(InternalError(), call.request_id))  # from here a crash is kept, not undone
         try:
             data = _run_handler(tool, arguments, ctx)
-        except ToolError as exc:
-            refused = _scrubbed(exc, tool, progress.secrets)
+        except (ToolError, CallRefusedError) as exc:  # the handler's own answer: kept like a success
+            refused = _scrubbed(exc, tool, progress.secrets) if isinstance(exc, ToolError) else exc
             record.complete(refused.http_status, error_body(refused, call.request_id))
             raise refused from None
         return self._answer(call, tool, actor, data, record, progress)
@@ -247,7 +263,9 @@ class CallPipeline:
         # The JSON text is searched first (fast, in C); the walks run only when it could matter.
         fields = tool.secret_fields
         if mentions_secret_field(body, fields) and carries_credential(data, fields):
-            record.release()  # a credential is handed out once, never written anywhere
+            # A credential is handed out once and never written anywhere, so there is no answer to
+            # replay; the key is not freed either (the call did its work): a retry is told so.
+            record.complete(409, error_body(_CREDENTIAL_NOT_KEPT, call.request_id))
             return CallResult(200, data=data, actor=actor, headers=progress.headers, body=body)
         if any(secret in body for secret in progress.secrets):
             data = redact(data, secrets=progress.secrets)
@@ -306,7 +324,16 @@ def _scrubbed(error: ToolError, tool: Tool, secrets: list[str]) -> ToolError:
 
 
 def _run_handler(tool: Tool, arguments: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
-    data = tool.handler(arguments, ctx)
+    try:
+        data = tool.handler(arguments, ctx)
+    except ToolfrontError:
+        raise
+    except Exception as exc:
+        # A store that did not answer the handler (throttled, down) is a 503 like core's own, not a
+        # crash; the outcome is kept for the key, since the handler may have written before it.
+        if isinstance(translated(exc), StoreUnavailableError):
+            raise StoreUnavailableError(HANDLER_STORE_DOWN) from exc
+        raise
     if not isinstance(data, dict):
         raise TypeError(f"handler of {tool.name} returned {type(data).__name__}, not a dict")
     return data

@@ -18,7 +18,12 @@ from toolfront.auth.actors import PERMISSION, TOOL_SCOPE, Actor
 from toolfront.errors import ToolDefinitionError
 from toolfront.tools.rules import CONTROL_FIELDS, ToolRules
 from toolfront.tools.schema import check_schema
-from toolfront.tools.validation import InputError, InputValidator, validator_for
+from toolfront.tools.validation import (
+    InputError,
+    InputValidator,
+    integral_floats_as_ints,
+    validator_for,
+)
 
 NAME_MAX_LENGTH = 100
 COST_MAX = 1000
@@ -132,6 +137,12 @@ class Tool(ToolRules):
             validator = validator_for(self.input_schema)
             object.__setattr__(self, "_validator", validator)
         return validator.errors(instance)
+
+    def with_integers(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        """``arguments`` with integral floats made integers where the input schema says ``integer``
+        (the handler, the fingerprint and the stores then see ``66``, never ``66.0``)."""
+        fixed: dict[str, Any] = integral_floats_as_ints(self.input_schema, arguments)
+        return fixed
 
     def describe(self) -> dict[str, Any]:
         """The tool as JSON data: everything but the callables, which are named by kind."""

@@ -144,3 +144,36 @@ _MESSAGES: dict[str, Any] = {
     "exclusiveMaximum": lambda v: f"must be less than {v}",
     "multipleOf": lambda v: f"must be a multiple of {v}",
 }
+
+
+def integral_floats_as_ints(schema: Any, value: Any) -> Any:
+    """``value`` with every integral float (``66.0``, ``1e2``) where ``schema`` says ``integer`` made
+    the integer it is; the same object when there is none.
+
+    JSON Schema counts ``66.0`` as an integer, so the validator accepts it; a handler (and boto3,
+    and the idempotency fingerprint) would still see a float. Everything else is left as it is,
+    for the validator to judge.
+    """
+    if not isinstance(schema, dict):
+        return value
+    if isinstance(value, float):
+        kinds = schema.get("type")
+        integer_only = kinds == "integer" or (
+            isinstance(kinds, list) and "integer" in kinds and "number" not in kinds
+        )
+        return int(value) if integer_only and value.is_integer() else value
+    if isinstance(value, dict):
+        properties = schema.get("properties") or {}
+        extra = schema.get("additionalProperties")
+        changed = {}
+        for name, item in value.items():
+            sub = properties.get(name, extra) if isinstance(properties, dict) else extra
+            fixed = integral_floats_as_ints(sub, item)
+            if fixed is not item:
+                changed[name] = fixed
+        return {**value, **changed} if changed else value
+    if isinstance(value, list):
+        items = schema.get("items")
+        fixed_items = [integral_floats_as_ints(items, item) for item in value]
+        return fixed_items if any(a is not b for a, b in zip(fixed_items, value, strict=True)) else value
+    return value

@@ -27,10 +27,10 @@ from toolfront.adapters.http import (
 from toolfront.adapters.mcp.results import ToolCatalog, result_of_answer
 from toolfront.auth.access import may_call
 from toolfront.auth.actors import Actor
-from toolfront.calls.inputs import is_json_media_type
+from toolfront.calls.inputs import MAX_BODY_BYTES, is_json_media_type, parse_json
 from toolfront.calls.remote import ToolCall
 from toolfront.encoding import compact_json as _encode
-from toolfront.errors import UnauthenticatedError
+from toolfront.errors import InvalidJsonError, StoreUnavailableError, UnauthenticatedError
 
 HANDSHAKE_VERSIONS = ("2025-03-26", "2025-06-18", "2025-11-25")
 MODERN_VERSION = "2026-07-28"
@@ -63,9 +63,14 @@ class _Caller:
 
 
 class RpcError(Exception):
-    def __init__(self, code: int, message: str, data: Any = None, http_status: int = 200) -> None:
+    """A JSON-RPC error answer (``message_id``: the request's id, when the request had a valid one)."""
+
+    def __init__(
+        self, code: int, message: str, data: Any = None, http_status: int = 200, *, message_id: Any = None
+    ) -> None:
         super().__init__(message)
         self.code, self.message, self.data, self.http_status = code, message, data, http_status
+        self.message_id = message_id
 
 
 class McpEndpoint:
@@ -76,7 +81,11 @@ class McpEndpoint:
         catalog: ToolCatalog,
         call_tool: ToolCaller,
         authenticate: Callable[[Mapping[str, str], str], Actor],
+        *,
+        public_url: str | None = None,
+        region: str = "",
     ) -> None:
+        self._public_url, self._region = public_url, region  # where held calls' links point
         self._catalog = catalog
         self._call_tool = call_tool
         self._authenticate = authenticate
@@ -90,16 +99,18 @@ class McpEndpoint:
         try:
             message = _message(event, headers)
         except RpcError as error:
-            return _rpc_error(None, error, request_id)
+            return _rpc_error(error.message_id, error, request_id)
         try:
             actor = self._authenticate(headers, source_ip_of(event))
-        except UnauthenticatedError as refused:  # a key was sent and it is not valid
+        except (UnauthenticatedError, StoreUnavailableError) as refused:  # a bad key (401); keys down (503)
             return error_response(refused, request_id)
         if "id" not in message:  # a notification (notifications/initialized...): accepted, no answer
             return _http(202, "", request_id)
         try:
             no_handshake = _without_handshake(message, headers)
-            caller = _Caller(headers, request_id, source_ip_of(event), base_url_of(event, headers))
+            caller = _Caller(
+                headers, request_id, source_ip_of(event), base_url_of(event, self._public_url, self._region)
+            )
             text = self._dispatch(message, actor, caller, no_handshake)
         except RpcError as error:
             return _rpc_error(message.get("id"), error, request_id)
@@ -189,17 +200,30 @@ def _message(event: Event, headers: Mapping[str, str]) -> dict[str, Any]:
     if content_type and not is_json_media_type(content_type):
         raise RpcError(INVALID_REQUEST, "send JSON-RPC as application/json", http_status=415)
     body = body_bytes(event) or b""
+    if len(body) > MAX_BODY_BYTES:
+        raise RpcError(INVALID_REQUEST, f"the body is over {MAX_BODY_BYTES} bytes (1 MiB)", http_status=413)
     try:
-        message = json.loads(body)
-    except ValueError:
-        raise RpcError(PARSE_ERROR, "the body is not valid JSON", http_status=400) from None
+        message = parse_json(body)
+    except InvalidJsonError as refused:
+        raise RpcError(PARSE_ERROR, refused.message, http_status=400) from None
     if (
         not isinstance(message, dict)
         or message.get("jsonrpc") != "2.0"
         or not isinstance(message.get("method"), str)
     ):
         raise RpcError(INVALID_REQUEST, "expected one JSON-RPC 2.0 request or notification", http_status=400)
+    if "id" in message and not _valid_id(message["id"]):
+        raise RpcError(INVALID_REQUEST, "a request id is a string, an integer or null", http_status=400)
+    if message.get("params") is not None and not isinstance(message["params"], dict):
+        # answered with the request's id: it was valid
+        raise RpcError(
+            INVALID_PARAMS, "params must be an object", http_status=400, message_id=message.get("id")
+        )
     return message
+
+
+def _valid_id(value: Any) -> bool:
+    return value is None or isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
 
 
 def _without_handshake(message: dict[str, Any], headers: Mapping[str, str]) -> bool:

@@ -15,7 +15,7 @@ from toolfront.aws import clients as aws
 from toolfront.calls.call import Call, CallResult
 from toolfront.calls.envelopes import error_body
 from toolfront.calls.remote import ToolCall, call_event, pipeline_call
-from toolfront.errors import InternalError
+from toolfront.errors import InternalError, StoreUnavailableError
 
 logger = logging.getLogger("toolfront.adapters.mcp.router")
 
@@ -48,10 +48,17 @@ class ToolRouter:
         return self._invoke(f"{self._prefix}{module}", call)
 
     def _invoke(self, function: str, call: ToolCall) -> tuple[int, dict[str, Any]]:
-        answer = aws.client("lambda").invoke(
-            FunctionName=function, Payload=json.dumps(call_event(call)).encode()
-        )
-        payload = answer["Payload"].read()
+        try:
+            answer = aws.client("lambda").invoke(
+                FunctionName=function, Payload=json.dumps(call_event(call)).encode()
+            )
+            payload = answer["Payload"].read()
+        except Exception:  # throttled, missing, not allowed, unreachable: the call did not run here
+            logger.exception(
+                "%s could not be invoked for tool call %s (request %s)", function, call.tool, call.request_id
+            )
+            unavailable = StoreUnavailableError("the tool's function could not be reached; retry shortly")
+            return 503, json.loads(error_body(unavailable, call.request_id))
         if answer.get("FunctionError"):  # the family function crashed: its logs hold the detail
             logger.error("%s failed on tool call %s (request %s)", function, call.tool, call.request_id)
             return 500, json.loads(error_body(InternalError(), call.request_id))

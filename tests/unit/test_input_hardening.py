@@ -1,0 +1,110 @@
+"""No 500 from input: what Python's JSON parser lets through is refused at every entry (REST, MCP,
+the approval form), and integral floats reach handlers and fingerprints as the integers they are."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from tests.aws import EVENT_ADMIN_KEY, seed
+from tests.conftest import load_family
+from tests.helpers import load_event
+
+Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
+HOSTILE_BODIES = {
+    "a lone surrogate": '{"sku": "\\ud800"}',
+    "a lone surrogate in a key": '{"\\udfff": 1}',
+    "NaN": '{"limit": NaN}',
+    "Infinity": '{"limit": -Infinity}',
+    "an overflowing number": '{"limit": 1e400}',
+    "nesting over 64": '{"x": ' + "[" * 70 + "]" * 70 + "}",
+    "nesting of 2000": '{"x": ' + "[" * 2000 + "]" * 2000 + "}",
+}
+
+
+@pytest.fixture
+def catalogue(aws: None) -> Handler:
+    seed("events-admin", ["catalogue.*"], permissions=["catalogue"], key=EVENT_ADMIN_KEY)
+    handler: Handler = load_family("catalogue").lambda_handler
+    return handler
+
+
+@pytest.fixture
+def gateway(aws: None) -> Handler:
+    seed("events-admin", ["catalogue.*"], permissions=["catalogue"], key=EVENT_ADMIN_KEY)
+    handler: Handler = load_family("gateway").lambda_handler
+    return handler
+
+
+@pytest.mark.parametrize("body", HOSTILE_BODIES.values(), ids=HOSTILE_BODIES.keys())
+def test_rest_refuses_what_is_not_json_with_400(catalogue: Handler, body: str) -> None:
+    response = catalogue(load_event("catalogue_set_prices", body=body), None)
+    assert response["statusCode"] == 400, response["body"]
+    assert json.loads(response["body"])["error"]["code"] == "invalid_json"
+    assert len(response["body"]) < 1000
+
+
+def mcp(gateway: Handler, body: str, **headers: str) -> dict[str, Any]:
+    event = load_event("mcp_tools_call", body=body)
+    event["headers"] = {**event["headers"], **headers}
+    return gateway(event, None)
+
+
+@pytest.mark.parametrize("body", HOSTILE_BODIES.values(), ids=HOSTILE_BODIES.keys())
+def test_mcp_refuses_what_is_not_json_with_a_parse_error(gateway: Handler, body: str) -> None:
+    message = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call"})[:-1]
+    response = mcp(gateway, f'{message}, "params": {{"name": "system.list_tools", "arguments": {body}}}}}')
+    assert response["statusCode"] == 400
+    assert json.loads(response["body"])["error"]["code"] == -32700
+
+
+@pytest.mark.parametrize("params", [[1], "x", 5, True])
+def test_mcp_params_that_are_no_object_are_invalid_params(gateway: Handler, params: Any) -> None:
+    response = mcp(gateway, json.dumps({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params}))
+    answer = json.loads(response["body"])
+    assert response["statusCode"] == 400 and answer["error"]["code"] == -32602 and answer["id"] == 7
+
+
+@pytest.mark.parametrize("message_id", [{"a": 1}, [1], True, 1.5])
+def test_mcp_ids_other_than_string_integer_or_null_are_invalid_requests(
+    gateway: Handler, message_id: Any
+) -> None:
+    response = mcp(gateway, json.dumps({"jsonrpc": "2.0", "id": message_id, "method": "ping"}))
+    answer = json.loads(response["body"])
+    assert response["statusCode"] == 400 and answer["error"]["code"] == -32600 and answer["id"] is None
+
+
+def test_mcp_bodies_over_one_mib_are_413(gateway: Handler) -> None:
+    padding = "x" * (1024 * 1024)
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"pad": padding}})
+    assert mcp(gateway, body)["statusCode"] == 413
+
+
+def test_integral_floats_are_integers_for_the_handler_and_the_store(catalogue: Handler) -> None:
+    created = catalogue(
+        load_event(
+            "catalogue_create_product",
+            body=json.dumps({"sku": "F-1", "name": "f", "price_cents": 1.2e3, "currency": "EUR"}),
+        ),
+        None,
+    )
+    assert json.loads(created["body"])["data"]["product"]["price_cents"] == 1200
+    for limit in ("66.0", "1e2", "2e0"):
+        listed = catalogue(load_event("catalogue_list_products", body=f'{{"limit": {limit}}}'), None)
+        assert listed["statusCode"] == 200, listed["body"]
+
+
+def test_an_integral_float_replays_the_answer_of_its_integer(catalogue: Handler) -> None:
+    first = {"sku": "F-2", "name": "f", "price_cents": 5, "currency": "EUR", "idempotency_key": "k"}
+    again = {**first, "price_cents": 5.0}
+    catalogue(load_event("catalogue_create_product", body=json.dumps(first)), None)
+    replay = catalogue(load_event("catalogue_create_product", body=json.dumps(again)), None)
+    assert replay["statusCode"] == 200 and replay["headers"].get("idempotent-replayed") == "true"
+
+
+def test_a_float_with_a_fraction_is_still_refused_for_an_integer(catalogue: Handler) -> None:
+    response = catalogue(load_event("catalogue_list_products", body='{"limit": 2.5}'), None)
+    assert response["statusCode"] == 422
