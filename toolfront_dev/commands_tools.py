@@ -1,4 +1,5 @@
-"""``toolfront tools list``: the tools the code declares, read from the families (no stack needed)."""
+"""``toolfront tools list``: the tools the code serves, read from the families and core (no stack
+needed)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from toolfront.errors import ToolfrontError
+from toolfront.tools.system import SYSTEM_MANIFEST
 from toolfront_dev.command import Command, add_json_flag, command_group
 from toolfront_dev.errors import CommandError
 from toolfront_dev.families import FUNCTIONS_DIR, build_registry
@@ -50,7 +52,8 @@ def _configure_list(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_list(args: argparse.Namespace) -> int:
-    tools = [{name: tool[name] for name in TOOL_FIELDS} for tool in declared_tools(args.project)]
+    served = sorted([*declared_tools(args.project), *SYSTEM_MANIFEST], key=lambda tool: str(tool["name"]))
+    tools = [{name: tool[name] for name in TOOL_FIELDS} for tool in served]
     if args.json:
         print_json(tools)
     else:

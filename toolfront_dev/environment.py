@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from collections.abc import Mapping
+from typing import Any
 
 from toolfront_dev.aws import REGION
 from toolfront_dev.errors import TemplateError
@@ -23,6 +25,26 @@ def local_stack_name(stage: str) -> str:
     return f"toolfront-{stage}"
 
 
+def parameter_problem(spec: Mapping[str, Any], value: str) -> str | None:
+    """What CloudFormation would refuse in ``value`` for a parameter declared as ``spec``, if anything."""
+    allowed = spec.get("AllowedValues")
+    if allowed is not None and value not in [str(v) for v in allowed]:
+        return f"must be one of {', '.join(str(v) for v in allowed)}"
+    pattern = spec.get("AllowedPattern")
+    if pattern is not None and re.fullmatch(str(pattern), value) is None:
+        return f"must match {pattern}"
+    if spec.get("Type") == "Number":
+        try:
+            number = float(value)
+        except ValueError:
+            return "must be a number"
+        if "MinValue" in spec and number < float(spec["MinValue"]):
+            return f"must be at least {spec['MinValue']}"
+        if "MaxValue" in spec and number > float(spec["MaxValue"]):
+            return f"must be at most {spec['MaxValue']}"
+    return None
+
+
 def stack_intrinsics(
     template: Template, stage: str, parameters: Mapping[str, str] | None = None
 ) -> Intrinsics:
@@ -34,6 +56,10 @@ def stack_intrinsics(
     unknown = set(parameters or {}) - set(template.parameter_defaults)
     if unknown:
         raise TemplateError(f"no such template parameter: {', '.join(sorted(unknown))}")
+    for name, value in (parameters or {}).items():
+        problem = parameter_problem(template.parameter_specs.get(name, {}), value)
+        if problem:
+            raise TemplateError(f"parameter {name}={value!r}: {problem}")
     refs = {name: default for name, default in template.parameter_defaults.items() if default is not None}
     refs |= {
         "Stage": stage,

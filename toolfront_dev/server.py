@@ -33,6 +33,13 @@ from toolfront_dev.template import FunctionSpec, Template
 
 logger = logging.getLogger(__name__)
 
+
+def loggable(text: str) -> str:
+    """``text`` for a one-line text log: control characters escaped (a decoded ``%0a`` in a path
+    would otherwise start a forged line)."""
+    return text.encode("unicode_escape").decode("ascii")
+
+
 Handler = Callable[[dict[str, Any], Any], Any]
 
 # sys.path and sys.modules belong to the whole process, so handler imports take turns.
@@ -150,7 +157,7 @@ class LocalApi:
         logger.info(
             "%s %s -> %d (%s, %.0f ms)",
             request.method,
-            request.path,
+            loggable(request.path),
             response.status_code,
             target,
             elapsed_ms,
@@ -171,7 +178,9 @@ class LocalApi:
         except Exception:
             # Lambda reports the failure and API Gateway hides it behind a bare 500; the developer
             # still needs the traceback, so it goes to the log (stderr).
-            logger.exception("%s failed on %s %s", function.logical_id, request.method, request.path)
+            logger.exception(
+                "%s failed on %s %s", function.logical_id, request.method, loggable(request.path)
+            )
             return gateway_error(500, "Internal Server Error")
         elapsed = time.monotonic() - started
         if elapsed > function.timeout_seconds:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -134,6 +134,7 @@ class Template:
     functions: tuple[FunctionSpec, ...]
     tables: tuple[TableSpec, ...]
     resources: tuple[ResourceSpec, ...] = ()
+    parameter_specs: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     @property
     def routes(self) -> tuple[Route, ...]:
@@ -189,6 +190,7 @@ def load_template(path: Path | str) -> Template:
         functions=tuple(functions),
         tables=tuple(tables),
         resources=tuple(others),
+        parameter_specs={name: dict(spec) for name, spec in (template.get("Parameters") or {}).items()},
     )
 
 

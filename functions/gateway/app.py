@@ -21,7 +21,8 @@ from toolfront.adapters.mcp.router import ToolRouter
 from toolfront.adapters.rest import result_response
 from toolfront.auth.access import callable_tools
 from toolfront.calls.call import Call, Entry
-from toolfront.errors import CallRefusedError, UnknownToolError
+from toolfront.calls.redaction import refuse_credentials_in_url
+from toolfront.errors import CallRefusedError, NotFoundError, UnknownToolError
 from toolfront.settings import current
 from toolfront.tools.system import all_tools
 from toolfront.wiring import authenticator, core_tools, family_handler
@@ -113,6 +114,7 @@ def mcp(event: dict[str, Any], request_id: str) -> dict[str, Any]:
     return mcp_endpoint().handle(event)
 
 
+UNKNOWN_NAMESPACE = "POST /v1/tools/{namespace}/{verb_noun}"
 ROUTES = {
     "POST /mcp": mcp,
     "GET /mcp": mcp,
@@ -133,9 +135,19 @@ def lambda_handler(event: dict[str, Any], context: Any) -> Any:
     """
     route_key = str(event.get("routeKey", ""))
     if route_key == "POST /v1/tools/system/{verb_noun}":
-        return system(event, context)
+        return system(event, context)  # the pipeline refuses credentials in the URL itself
     request_id = request_id_of(event)
+    try:
+        refuse_credentials_in_url(event.get("queryStringParameters") or {})
+    except CallRefusedError as refused:
+        return error_response(refused, request_id)
+    if route_key == UNKNOWN_NAMESPACE:
+        namespace = str((event.get("pathParameters") or {}).get("namespace", ""))
+        refusal: CallRefusedError = UnknownToolError(
+            f"no tool family is called {namespace!r}", details={"namespace": namespace}
+        )
+        return error_response(refusal, request_id)
     route = ROUTES.get(route_key)
-    if route is None:
-        return error_response(UnknownToolError(f"no route {route_key!r}"), request_id)
+    if route is None:  # $default: every route the API does not have
+        return error_response(NotFoundError("there is nothing at this address"), request_id)
     return route(event, request_id)

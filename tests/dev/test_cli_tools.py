@@ -57,6 +57,14 @@ def test_tools_list_text_has_a_row_per_tool_under_headers(toolfront: Toolfront) 
     )
 
 
+def test_tools_list_lists_cores_system_tools_too(toolfront: Toolfront) -> None:
+    outcome = toolfront("tools", "list", "--project", PROJECT_DIR, "--json")
+
+    names = [tool["name"] for tool in outcome.json()]
+    assert {"system.get_actor", "system.get_approval", "system.confirm_call"} <= set(names)
+    assert names == sorted(names)
+
+
 def test_tools_list_outside_a_project_exits_1_naming_functions_folder(
     toolfront: Toolfront, tmp_path: Path
 ) -> None:

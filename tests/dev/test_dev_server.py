@@ -223,3 +223,10 @@ def test_local_api_same_sibling_module_in_two_code_uris_raises(tmp_path: Path) -
 
     with pytest.raises(TemplateError, match="'helper'"):
         LocalApi(load_template(path))
+
+
+def test_a_newline_in_the_path_cannot_forge_a_log_line() -> None:
+    from toolfront_dev.server import loggable
+
+    forged = "/v1/tools/catalogue/x\n2026-12-01 00:00:00,000 INFO forged"
+    assert "\n" not in loggable(forged) and "\\n2026" in loggable(forged)

@@ -42,11 +42,11 @@ def test_health_two_requests_get_distinct_request_ids(stack: LocalStack, fetch: 
     assert first != second
 
 
-def test_api_unknown_path_answers_gateway_404(stack: LocalStack, fetch: Fetch) -> None:
+def test_api_unknown_path_answers_404_not_found_in_the_envelope(stack: LocalStack, fetch: Fetch) -> None:
     reply = fetch(f"{stack.api_url}/no/such/route")
 
     assert reply.status == 404
-    assert reply.body == b'{"message":"Not Found"}'
+    assert json.loads(reply.body)["error"]["code"] == "not_found"  # the template's $default route
 
 
 def test_api_wrong_method_on_known_path_answers_404(stack: LocalStack, fetch: Fetch) -> None:

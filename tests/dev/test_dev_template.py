@@ -6,8 +6,11 @@ from pathlib import Path
 
 import pytest
 
+from toolfront_dev.environment import stack_intrinsics
 from toolfront_dev.errors import TemplateError
 from toolfront_dev.template import Route, Template, TimeToLive, load_template
+
+PROJECT_TEMPLATE = Path(__file__).resolve().parents[2] / "template.yaml"
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 
@@ -132,3 +135,24 @@ def test_load_template_conditions_and_other_resources_kept_unevaluated(tmp_path:
     [pool] = template.resources
     assert (pool.logical_id, pool.type, pool.condition) == ("Pool", "AWS::Cognito::UserPool", "WithPool")
     assert pool.properties == {"UserPoolName": {"Fn::Sub": "pool-${Stage}"}}
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "problem"),
+    [
+        ("MaxPublicHoldsPerIpPerHour", "0", "must be at least 1"),
+        ("RateLimitPublicIpGuardPerMinute", "many", "must be a number"),
+        ("EnableCognito", "maybe", "must be one of true, false"),
+        ("PublicUrl", "ftp://tools.example.com", "must match"),
+    ],
+)
+def test_a_parameter_override_the_template_refuses_names_it(name: str, value: str, problem: str) -> None:
+    template = load_template(PROJECT_TEMPLATE)
+    with pytest.raises(TemplateError, match=f"parameter {name}='{value}': {problem}"):
+        stack_intrinsics(template, "local", {name: value})
+
+
+def test_a_parameter_override_within_its_constraints_is_taken() -> None:
+    template = load_template(PROJECT_TEMPLATE)
+    intrinsics = stack_intrinsics(template, "local", {"MaxPublicHoldsPerIpPerHour": "1000"})
+    assert intrinsics.value({"Ref": "MaxPublicHoldsPerIpPerHour"}, where="test") == "1000"

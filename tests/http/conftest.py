@@ -75,10 +75,17 @@ class Api:
         return self.request("POST", f"/v1/tools/{namespace}/{verb_noun}", body=body, headers=headers, key=key)
 
 
+#: Every call of this suite comes from 127.0.0.1: the per-address guards are raised for it, as
+#: ``toolfront dev --parameter`` would (the tests of the guards lower them again where they test them).
+ONE_ADDRESS_SUITE = {"RateLimitPublicIpGuardPerMinute": "100000", "MaxPublicHoldsPerIpPerHour": "100000"}
+
+
 @pytest.fixture(scope="package")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
     dev_json = tmp_path_factory.mktemp("stack") / "dev.json"  # never the developer's own
-    with LocalStack(PROJECT_DIR, port=free_port(), dev_json_path=dev_json) as running:
+    with LocalStack(
+        PROJECT_DIR, port=free_port(), dev_json_path=dev_json, parameters=ONE_ADDRESS_SUITE
+    ) as running:
         yield running
 
 

@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import json
+import time
 import urllib.parse
 import uuid
+from collections.abc import Iterator
+
+import pytest
 
 from tests.http.conftest import Api, wait_for
+from toolfront import wiring
+from toolfront.admission.admission import HOLDS_PREFIX
+from toolfront_dev.aws import moto_client
 from toolfront_dev.outbox import outbox_links
 from toolfront_dev.stack import LocalStack
 
@@ -30,3 +38,61 @@ def test_the_openapi_server_is_the_configured_address(api: Api, stack: LocalStac
     reply = api.request("GET", "/v1/openapi.json", headers={**FORGED, "Host": f"evil-{uuid.uuid4().hex[:4]}"})
     assert reply.status == 200
     assert reply.json()["servers"] == [{"url": stack.api_url}]
+
+
+@pytest.fixture
+def holds_cap_of_ten(monkeypatch: pytest.MonkeyPatch, stack: LocalStack) -> Iterator[None]:
+    """The deployment's default cap, for 127.0.0.1, counted from zero."""
+    table = stack.table_names["RateLimitsTable"]
+    dynamodb = moto_client(stack.moto_endpoint, "dynamodb")
+    for item in dynamodb.scan(TableName=table)["Items"]:
+        if item["pk"]["S"].startswith(HOLDS_PREFIX):
+            dynamodb.delete_item(TableName=table, Key={"pk": item["pk"]})
+    monkeypatch.setenv("TOOLFRONT_MAX_PUBLIC_HOLDS_PER_IP_PER_HOUR", "10")
+    wiring.reset()
+    yield
+    monkeypatch.undo()
+    wiring.reset()
+
+
+def test_forty_invented_session_tokens_from_one_address_open_at_most_ten_holds(
+    api: Api, stack: LocalStack, holds_cap_of_ten: None
+) -> None:
+    before = len(outbox_links(stack.outbox_path))
+    statuses = []
+    for n in range(40):
+        token = f"invented-{n}-{uuid.uuid4().hex}"
+        reply = api.call("guest.subscribe_newsletter", {"session_token": token, "email": f"v{n}@example.org"})
+        statuses.append(reply.status)
+        if reply.status == 429:
+            assert reply.json()["error"]["code"] == "too_many_pending_approvals"
+            assert int(reply.headers["retry-after"]) >= 1
+    assert statuses.count(202) == 10 and statuses.count(429) == 30
+    time.sleep(1.5)  # the workflows of the ten park and notify
+    assert len(outbox_links(stack.outbox_path)) - before <= 10
+
+
+def test_an_unknown_namespace_is_404_unknown_tool_in_the_envelope(api: Api) -> None:
+    reply = api.call("nosuchfamily.get_thing", {})
+    assert reply.status == 404 and reply.json()["error"]["code"] == "unknown_tool"
+    assert reply.headers["x-request-id"]
+
+
+@pytest.mark.parametrize(("method", "path"), [("GET", "/no/such/route"), ("POST", "/health"), ("PUT", "/v1")])
+def test_any_other_unknown_route_is_404_not_found_in_the_envelope(api: Api, method: str, path: str) -> None:
+    reply = api.request(method, path)
+    assert reply.status == 404 and reply.json()["error"]["code"] == "not_found"
+
+
+@pytest.mark.parametrize("name", ["token", "apikey", "api-key", "client_secret", "access_token"])
+@pytest.mark.parametrize("path", ["/health", "/v1/tools", "/v1/openapi.json", "/no/such/route"])
+def test_credentials_in_the_url_are_refused_on_every_route(api: Api, path: str, name: str) -> None:
+    reply = api.request("GET", f"{path}?{name}=tfk_x")
+    assert reply.status == 400 and reply.json()["error"]["code"] == "credential_in_url"
+    assert "tfk_x" not in reply.body.decode()
+
+
+def test_credentials_in_the_url_are_refused_on_mcp(api: Api) -> None:
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}).encode()
+    reply = api.request("POST", "/mcp?apikey=tfk_x", body=body, headers={"Content-Type": "application/json"})
+    assert reply.status == 400 and reply.json()["error"]["code"] == "credential_in_url"

@@ -189,3 +189,20 @@ def test_key_listing_and_revocation_of_unknown_key(aws: None) -> None:
     assert "secret_hash" not in record.describe()
     with pytest.raises(Exception, match="no key with id"):
         store.revoke_key("zzzzzzzzzzzz", datetime.now(UTC))
+
+
+def test_an_unknown_key_id_makes_the_requests_of_a_known_one(aws: None) -> None:
+    """A refused unknown id and a wrong secret of a known id cost the same DynamoDB requests."""
+    known_id = seed("alice", ["catalogue.*"], permissions=["catalogue"]).split("_")[1]
+    store = key_store()
+    authenticator = Authenticator(store)
+
+    def refused_with(key: str) -> list[str]:
+        with counting_requests(store.client) as seen, pytest.raises(UnauthenticatedError):
+            authenticator.authenticate(bearer(key), "")
+        return list(seen)
+
+    wrong_secret = f"tfk_{known_id}_{'w' * 32}"
+    unknown_id = f"tfk_{'u' * 12}_{'w' * 32}"
+    assert refused_with(unknown_id) == refused_with(wrong_secret) == ["GetItem", "BatchGetItem"]
+    assert refused_with(unknown_id) == refused_with(wrong_secret) == ["BatchGetItem"]  # remembered

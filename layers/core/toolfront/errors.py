@@ -29,6 +29,7 @@ ToolfrontError
     ├── IdempotencyNotSupportedError 422 idempotency_not_supported
     ├── InvalidIdempotencyKeyError   422 invalid_idempotency_key
     ├── RateLimitedError             429 rate_limited (Retry-After)
+    ├── TooManyPendingApprovalsError 429 too_many_pending_approvals (Retry-After)
     ├── InternalError                500 internal_error (never carries detail)
     ├── ConfirmationUnavailableError 501 confirmation_unavailable
     └── StoreUnavailableError        503 unavailable
@@ -197,6 +198,10 @@ class InvalidIdempotencyKeyError(CallRefusedError):
 
 class RateLimitedError(CallRefusedError):
     code, http_status = "rate_limited", 429
+
+
+class TooManyPendingApprovalsError(CallRefusedError):
+    code, http_status = "too_many_pending_approvals", 429
 
 
 class InternalError(CallRefusedError):

@@ -25,6 +25,8 @@ class RateLimits:
     admin_per_minute: int = 600
     public_token_per_minute: int = 60
     public_ip_per_minute: int = 30
+    public_ip_guard_per_minute: int = 300  # every keyless call from one address, whatever its token
+    public_holds_per_ip_per_hour: int = 10  # held calls keyless callers from one address may open
     fail_open: bool = False  # when the table is unavailable: False answers 503, True lets calls through
 
     def for_actor(self, actor: Actor) -> int:
@@ -89,6 +91,12 @@ class Settings:
                 admin_per_minute=_integer(env, "TOOLFRONT_RATE_ADMIN_PER_MINUTE", 600, low=1),
                 public_token_per_minute=_integer(env, "TOOLFRONT_RATE_PUBLIC_TOKEN_PER_MINUTE", 60, low=1),
                 public_ip_per_minute=_integer(env, "TOOLFRONT_RATE_PUBLIC_IP_PER_MINUTE", 30, low=1),
+                public_ip_guard_per_minute=_integer(
+                    env, "TOOLFRONT_RATE_PUBLIC_IP_GUARD_PER_MINUTE", 300, low=1
+                ),
+                public_holds_per_ip_per_hour=_integer(
+                    env, "TOOLFRONT_MAX_PUBLIC_HOLDS_PER_IP_PER_HOUR", 10, low=1
+                ),
                 fail_open=_boolean(env, "TOOLFRONT_RATE_LIMIT_FAIL_OPEN", False),
             ),
             idempotency_lease_seconds=_integer(env, "TOOLFRONT_IDEMPOTENCY_LEASE_SECONDS", 60, low=1),

@@ -28,10 +28,12 @@ from toolfront.admission.ratelimit import (
 from toolfront.auth.actors import Actor
 from toolfront.aws import clients as aws
 from toolfront.aws import dynamodb
-from toolfront.errors import RateLimitedError, StoreUnavailableError
+from toolfront.errors import RateLimitedError, StoreUnavailableError, TooManyPendingApprovalsError
 from toolfront.settings import RateLimits
 
 _ATTEMPTS = 6  # form corrections and transaction conflicts; each one is rare
+GUARD_PREFIX = "ip-guard#"  # the per-address bucket every keyless call also spends from
+HOLDS_PREFIX = "holds#"  # held calls opened by keyless callers, per address and hour
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,8 +66,14 @@ class Admission:
         self._memory = memory or BucketMemory()
         self._sleep = sleep
 
-    def admit(self, actor: Actor, cost: int, claim: Claim | None) -> Admitted:
-        """Decide; raises ``RateLimitedError`` (429), an idempotency conflict (409/422) or 503."""
+    def admit(self, actor: Actor, cost: int, claim: Claim | None, *, source_ip: str = "") -> Admitted:
+        """Decide; raises ``RateLimitedError`` (429), an idempotency conflict (409/422) or 503.
+
+        A keyless caller's address pays too, from a guard bucket of its own: invented session
+        tokens each get a fresh bucket, the address they come from does not.
+        """
+        if not actor.authenticated and source_ip:
+            self._spend_guard(source_ip, cost)
         limit = self._limits.for_actor(actor)
         write = self._memory.plan(bucket_id(actor), limit, cost)
         if write.increment_us > WINDOW_US:
@@ -81,6 +89,44 @@ class Admission:
             if self._limits.fail_open and claim is None:
                 return Admitted(None)
             raise
+
+    def _spend_guard(self, source_ip: str, cost: int) -> None:
+        limit = self._limits.public_ip_guard_per_minute
+        write = self._memory.plan(f"{GUARD_PREFIX}{source_ip}", limit, min(cost, limit))
+        try:
+            self._decide(write, None)
+        except StoreUnavailableError:
+            if not self._limits.fail_open:
+                raise
+
+    def open_public_hold(self, source_ip: str) -> None:
+        """Count one held call opened by a keyless caller from ``source_ip`` this hour; raises
+        ``TooManyPendingApprovalsError`` (429) past the deployment's cap (one conditional write)."""
+        now = self._memory.clock_us() // 1_000_000
+        hour = now - now % 3600
+        cap = self._limits.public_holds_per_ip_per_hour
+        try:
+            dynamodb.call(
+                self.client,
+                "update_item",
+                TableName=self._rate_table,
+                Key={"pk": {"S": f"{HOLDS_PREFIX}{source_ip}#{hour}"}},
+                UpdateExpression="ADD opened :one SET expires_at_epoch = :expires",
+                ConditionExpression="attribute_not_exists(opened) OR opened < :cap",
+                ExpressionAttributeValues={
+                    ":one": {"N": "1"},
+                    ":cap": {"N": str(cap)},
+                    ":expires": {"N": str(hour + 7200)},
+                },
+            )
+        except dynamodb.ConditionFailedError:
+            wait = hour + 3600 - now
+            raise TooManyPendingApprovalsError(
+                f"callers without a key may open at most {cap} calls that wait for a person per hour "
+                f"from one address; retry after {wait} s",
+                details={"limit": cap, "retry_after": wait},
+                headers={"retry-after": str(wait)},
+            ) from None
 
     def _decide(self, write: BucketWrite, claim: Claim | None) -> Admitted:
         for attempt in range(_ATTEMPTS):

@@ -14,7 +14,11 @@ from toolfront.approvals.workflow import Workflow
 from toolfront.auth.actors import Actor, ActorKind
 from toolfront.calls.redaction import redact
 from toolfront.encoding import rfc3339
+from toolfront.errors import StoreUnavailableError
 from toolfront.tools.definition import Tool
+
+#: The error a held call ends with when its workflow could not be started.
+WORKFLOW_DOWN = {"code": "unavailable", "message": "the approval workflow could not be started; nothing ran"}
 
 
 class ApprovalDesk:
@@ -44,9 +48,16 @@ class ApprovalDesk:
         base_url: str,
         fields: tuple[str, ...],
         client_token_hash: str | None,
+        secrets: tuple[str, ...] = (),
     ) -> dict[str, Any]:
-        """Store the approval and start its workflow; answers the 202 data."""
-        stored = redact(arguments, fields=fields)  # the client token never reaches the record
+        """Store the approval and start its workflow; answers the 202 data.
+
+        ``secrets`` are the call's own key or token: blanked wherever they appear in the input (a
+        key pasted into a text field would otherwise reach the record and the approver's page).
+        A workflow that cannot start ends the approval ``failed`` (nothing waits for ever) and
+        raises 503.
+        """
+        stored = redact(arguments, fields=fields, secrets=secrets)  # no client token, no key
         now = self._clock().replace(microsecond=0)
         approval = Approval(
             approval_id=new_approval_id(),
@@ -64,7 +75,13 @@ class ApprovalDesk:
             client_token_hash=client_token_hash or (actor.id if actor.kind is ActorKind.CLIENT else None),
         )
         self._approvals.create(approval)
-        self._workflow.start(approval, self._lifetime)
+        try:
+            self._workflow.start(approval, self._lifetime)
+        except StoreUnavailableError:
+            self._approvals.transition(
+                approval.approval_id, ApprovalStatus.FAILED, self._clock(), error=WORKFLOW_DOWN
+            )
+            raise
         return {
             "status": "pending_approval",
             "approval_id": approval.approval_id,

@@ -13,12 +13,21 @@ from datetime import UTC, datetime
 
 from toolfront.auth.actors import Actor, ActorKind
 from toolfront.auth.cognito import CognitoVerifier
-from toolfront.auth.keys import KeyRecord, PrincipalRecord, looks_like_key, parse_key, secret_matches
+from toolfront.auth.keys import (
+    KeyRecord,
+    PrincipalRecord,
+    hash_secret,
+    looks_like_key,
+    parse_key,
+    secret_matches,
+)
 from toolfront.auth.keystore import KeyStore
 from toolfront.errors import UnauthenticatedError
 
 OWNER_CACHE_SIZE = 4096
 _INVALID_KEY = "the API key is not valid"
+_NO_OWNER = "\x00no-owner"  # a principal id no principal has (ids are lowercase words)
+_NO_HASH = hash_secret("\x00no-secret")  # compared against when the key id is unknown
 
 
 def presented_credential(headers: Mapping[str, str]) -> str | None:
@@ -79,16 +88,23 @@ class Authenticator:
         parsed = parse_key(presented)
         if parsed is None:
             raise UnauthenticatedError(_INVALID_KEY)
+        # An unknown key id takes the path of a known one (the same requests, the same hash
+        # comparison), so its refusal takes as long as a wrong secret's: ids cannot be probed.
         owner = self._owners.get(parsed.key_id)
         if owner is not None:
-            record, principal = self._store.get_key_and_principal(parsed.key_id, owner)
+            record, principal = self._store.get_key_and_principal(parsed.key_id, owner or _NO_OWNER)
+            if record is not None and record.owner != owner:  # created since it was probed
+                principals = self._store.get_principals([record.owner])
+                principal = principals[0] if principals else None
         else:
             record = self._store.get_key(parsed.key_id)
-            principals = self._store.get_principals([record.owner]) if record else []
+            principals = self._store.get_principals([record.owner if record else _NO_OWNER])
             principal = principals[0] if principals else None
-        if record is None or not secret_matches(parsed.secret, record.secret_hash):
+        matches = secret_matches(parsed.secret, record.secret_hash if record else _NO_HASH)
+        # Remembered whatever the secret (an owner is no secret): next time one request, for all.
+        self._remember_owner(parsed.key_id, record.owner if record else "")
+        if record is None or not matches:
             raise UnauthenticatedError(_INVALID_KEY)
-        self._remember_owner(record.key_id, record.owner)
         if record.revoked_at is not None:
             raise UnauthenticatedError("this API key has been revoked")
         if not record.usable_at(self._clock()):

@@ -162,12 +162,12 @@ class CallPipeline:
         try:
             claim = self._claim(call, tool, actor, arguments)
         except CallRefusedError:
-            self._spend(actor, None, progress)
+            self._spend(call, actor, None, progress)
             raise
-        return IdempotencyRecord(self._admission, claim, self._spend(actor, claim, progress))
+        return IdempotencyRecord(self._admission, claim, self._spend(call, actor, claim, progress))
 
-    def _spend(self, actor: Actor, claim: Claim | None, progress: _Progress) -> Replay | None:
-        admitted = self._admission.admit(actor, progress.cost, claim)
+    def _spend(self, call: Call, actor: Actor, claim: Claim | None, progress: _Progress) -> Replay | None:
+        admitted = self._admission.admit(actor, progress.cost, claim, source_ip=call.source_ip)
         if admitted.decision is not None:
             progress.headers.update(admitted.decision.headers())
         return admitted.replay
@@ -235,6 +235,8 @@ class CallPipeline:
                 "nothing was changed",
                 details={"reason": str(reason)},
             )
+        if not actor.authenticated and call.source_ip:  # keyless: the address may open only so many
+            self._admission.open_public_hold(call.source_ip)
         data = self._desk.hold(
             tool=tool,
             arguments=arguments,
@@ -245,6 +247,7 @@ class CallPipeline:
             base_url=call.base_url,
             fields=tool.secret_fields,
             client_token_hash=progress.client_token_hash,
+            secrets=tuple(progress.secrets),
         )
         body = success_body(data, call.request_id)
         record.complete(202, body)

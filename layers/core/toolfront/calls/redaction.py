@@ -17,7 +17,23 @@ from toolfront.errors import CredentialInUrlError
 # Query parameters refused in URLs (docs/contract.md, "Redaction and credentials in URLs");
 # ``code`` is allowed on the approval page.
 URL_CREDENTIAL_NAMES = frozenset(
-    {"api_key", "key", "authorization", "access_token", "password", "secret", "code"}
+    {
+        "api_key",
+        "apikey",
+        "api-key",
+        "x-api-key",
+        "x_api_key",
+        "key",
+        "authorization",
+        "bearer",
+        "token",
+        "access_token",
+        "jwt",
+        "password",
+        "secret",
+        "client_secret",
+        "code",
+    }
 )
 # Fields redacted from every sink (the same section), besides a tool's own credentials fields.
 SECRET_FIELD_NAMES = frozenset({"authorization", "x-api-key", "api_key", "password", "secret"})
