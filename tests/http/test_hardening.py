@@ -96,3 +96,32 @@ def test_credentials_in_the_url_are_refused_on_mcp(api: Api) -> None:
     body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}).encode()
     reply = api.request("POST", "/mcp?apikey=tfk_x", body=body, headers={"Content-Type": "application/json"})
     assert reply.status == 400 and reply.json()["error"]["code"] == "credential_in_url"
+
+
+@pytest.mark.parametrize(
+    "body",
+    ['{"code": "\\ud800", "decision": "approve"}', "[" * 5000 + "]" * 5000, '{"code": NaN}'],
+    ids=["a lone surrogate", "nesting of 5000", "NaN"],
+)
+def test_a_malformed_approval_form_is_a_400_page(api: Api, body: str) -> None:
+    reply = api.request(
+        "POST", "/approvals/apr_x", body=body.encode(), headers={"Content-Type": "application/json"}
+    )
+    assert reply.status == 400 and reply.headers["content-type"].startswith("text/html")
+
+
+def test_a_right_code_from_another_session_reads_like_a_wrong_code(api: Api, stack: LocalStack) -> None:
+    token = api.call("guest.start_session").json()["data"]["session_token"]
+    held = api.call("guest.subscribe_newsletter", {"session_token": token, "email": "cy@example.org"})
+    approval_id = held.json()["data"]["approval_id"]
+    link = wait_for(lambda: outbox_links(stack.outbox_path).get(approval_id))
+    code = urllib.parse.parse_qs(urllib.parse.urlsplit(link).query)["code"][0]
+    other = api.call("guest.start_session").json()["data"]["session_token"]
+    right_code = api.call(
+        "system.confirm_call", {"approval_id": approval_id, "code": code, "session_token": other}
+    )
+    wrong_code = api.call(
+        "system.confirm_call", {"approval_id": approval_id, "code": "x", "session_token": other}
+    )
+    assert right_code.status == wrong_code.status == 403
+    assert right_code.json()["error"] == wrong_code.json()["error"]

@@ -43,7 +43,13 @@ DOCUMENT = build_document(all_tools())  # a copy of its own: schemathesis may an
 CONFIG = schemathesis.Config.from_dict(
     {
         "seed": 20260728,
-        "generation": {"max-examples": MAX_EXAMPLES, "deterministic": True, "database": "none"},
+        # "all": schema-valid inputs (positive) as well as invalid ones (negative), for every operation
+        "generation": {
+            "mode": "all",
+            "max-examples": MAX_EXAMPLES,
+            "deterministic": True,
+            "database": "none",
+        },
         "request-timeout": 10,
     }
 )

@@ -49,12 +49,16 @@ class Decisions:
         approval = self._approvals.get(approval_id)
         if approval is None:
             raise NotFoundError("there is no such approval")
-        if not approval.code_hash or not hmac.compare_digest(hash_code(code), approval.code_hash):
-            raise InvalidConfirmationError("this confirmation code is not valid for this approval")
-        if client_token_hash is not None and not (
+        code_ok = bool(approval.code_hash) and hmac.compare_digest(hash_code(code), approval.code_hash or "")
+        session_ok = client_token_hash is None or bool(
             approval.client_token_hash and hmac.compare_digest(client_token_hash, approval.client_token_hash)
-        ):
-            raise InvalidConfirmationError("this approval belongs to another session")
+        )
+        if not (code_ok and session_ok):  # one answer for both: a right code is never confirmed
+            raise InvalidConfirmationError(
+                "this confirmation code is not valid for this approval"
+                if client_token_hash is None
+                else "this code and session do not confirm this approval"
+            )
         return approval
 
     def decide(

@@ -21,7 +21,14 @@ from toolfront.aws import dynamodb
 from toolfront.calls.call import Call, CallResult, Entry
 from toolfront.calls.logs import log_call
 from toolfront.calls.redaction import redact
-from toolfront.errors import CallRefusedError, ToolError, UnauthenticatedError, UnknownToolError
+from toolfront.errors import (
+    CallRefusedError,
+    InternalError,
+    ToolError,
+    ToolfrontError,
+    UnauthenticatedError,
+    UnknownToolError,
+)
 from toolfront.tools.definition import CallContext, Tool
 from toolfront.tools.registry import Registry
 
@@ -57,6 +64,7 @@ class ApprovedCallRunner:
         started = time.perf_counter()
         tool = self._registry.get(approval.tool)
         actor: Actor | None = None
+        error: ToolfrontError | None = None
         try:
             if tool is None:
                 raise UnknownToolError(f"there is no tool {approval.tool!r} here")
@@ -68,18 +76,19 @@ class ApprovedCallRunner:
             outcome = self._finish(
                 approval, ApprovalStatus.FAILED, error={"code": refused.code, "message": refused.message}
             )
-            status = refused.http_status
+            status, error = refused.http_status, refused
         except Exception:
             logger.exception("approved call %s of %s failed", approval.approval_id, approval.tool)
             outcome = self._finish(approval, ApprovalStatus.FAILED, error=FAILED_WITHOUT_DETAIL)
-            status = 500
+            status, error = 500, InternalError()
         else:
             outcome = self._finish(
                 approval, ApprovalStatus.SUCCEEDED, result=redact(data, fields=tool.secret_fields)
             )
             status = 200
         call = Call(tool_name=approval.tool, request_id=approval.approval_id, entry=Entry.APPROVAL)
-        log_call(call, CallResult(status, actor=actor), duration_ms=(time.perf_counter() - started) * 1000)
+        result = CallResult(status, error=error, actor=actor)  # a failed run counts as ApprovalsFailed
+        log_call(call, result, duration_ms=(time.perf_counter() - started) * 1000)
         return {"status": str(outcome)}
 
     def recheck(self, approval: Approval, tool: Tool) -> Actor:

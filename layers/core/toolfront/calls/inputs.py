@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 from toolfront.errors import InvalidJsonError, PayloadTooLargeError, UnsupportedMediaTypeError
 
 MAX_BODY_BYTES = 1024 * 1024  # contract: a body over 1 MiB is a 413
 MAX_DEPTH = 64  # arrays and objects inside each other; deeper is refused before anything reads it
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
 def parse_body(body: bytes | None, content_type: str | None) -> dict[str, Any]:
@@ -45,10 +47,18 @@ def parse_json(text: bytes | str, *, what: str = "the body") -> Any:
         value = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
     except (ValueError, RecursionError) as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
         raise InvalidJsonError(f"{what} is not valid JSON: {_reason(exc)}") from None
-    problem = _problem(value)
+    problem = _problem(value) if _may_be_unusable(text) else None
     if problem:
         raise InvalidJsonError(f"{what} is not valid JSON: {problem}")
     return value
+
+
+def _may_be_unusable(text: bytes | str) -> bool:
+    """Whether the walk is needed at all: a surrogate can only come from a ``\\ud8..``-``\\udf..``
+    escape (UTF-8 cannot carry one), and nesting deeper than ``MAX_DEPTH`` needs more brackets."""
+    raw = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
+    brackets = raw.count(b"[") + raw.count(b"{")
+    return brackets > MAX_DEPTH or _SURROGATE_ESCAPE.search(raw) is not None
 
 
 def _problem(value: Any) -> str | None:
