@@ -108,3 +108,49 @@ def test_an_integral_float_replays_the_answer_of_its_integer(catalogue: Handler)
 def test_a_float_with_a_fraction_is_still_refused_for_an_integer(catalogue: Handler) -> None:
     response = catalogue(load_event("catalogue_list_products", body='{"limit": 2.5}'), None)
     assert response["statusCode"] == 422
+
+
+def test_the_log_line_of_a_refused_deep_body_stays_small(
+    catalogue: Handler, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    body = '{"prices": ' + "[" * 900 + "]" * 900 + "}"  # once a 352 KB traceback per request
+    capsys.readouterr()
+    response = catalogue(load_event("catalogue_set_prices", body=body), None)
+    assert response["statusCode"] == 400
+    written = capsys.readouterr()
+    assert len(written.out) + len(written.err) < 2000
+    assert not [record for record in caplog.records if record.exc_info]
+
+
+def test_mcp_with_a_key_while_the_key_table_is_down_is_503_not_500(gateway: Handler) -> None:
+    from botocore.exceptions import EndpointConnectionError
+
+    from toolfront.aws import clients
+
+    def down(**_: Any) -> None:
+        raise EndpointConnectionError(endpoint_url="https://dynamodb.invalid")
+
+    shared = clients.client("dynamodb")
+    shared.meta.events.register("provide-client-params.dynamodb", down)
+    try:
+        body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+        response = mcp(gateway, body, authorization=f"Bearer {EVENT_ADMIN_KEY}")
+    finally:
+        shared.meta.events.unregister("provide-client-params.dynamodb", down)
+    assert response["statusCode"] == 503
+    assert json.loads(response["body"])["error"]["code"] == "unavailable"
+
+
+def test_an_mcp_call_whose_function_cannot_be_invoked_is_an_unavailable_result(gateway: Handler) -> None:
+    body = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "tools/call",
+            "params": {"name": "catalogue.list_products", "arguments": {}},
+        }
+    )
+    response = mcp(gateway, body, authorization=f"Bearer {EVENT_ADMIN_KEY}")  # no such function here
+    result = json.loads(response["body"])["result"]
+    assert response["statusCode"] == 200
+    assert result["isError"] is True and result["structuredContent"]["error"]["code"] == "unavailable"
