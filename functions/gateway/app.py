@@ -106,6 +106,7 @@ def mcp_endpoint() -> McpEndpoint:
         authenticator().authenticate,
         public_url=settings.public_url,
         region=settings.region,
+        allowed_origins=settings.allowed_origins,
     )
 
 

@@ -125,3 +125,18 @@ def test_a_right_code_from_another_session_reads_like_a_wrong_code(api: Api, sta
     )
     assert right_code.status == wrong_code.status == 403
     assert right_code.json()["error"] == wrong_code.json()["error"]
+
+
+@pytest.mark.parametrize(
+    ("origin", "status"), [("http://evil.example.com", 403), (None, 200), ("http://localhost:1", 200)]
+)
+def test_mcp_refuses_a_page_of_another_origin(
+    api: Api, stack: LocalStack, origin: str | None, status: int
+) -> None:
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}).encode()
+    headers = {"Content-Type": "application/json", "Host": "evil.example.com"}
+    if origin is not None:
+        headers["Origin"] = origin
+    assert api.request("POST", "/mcp", body=body, headers=headers).status == status
+    own = {"Content-Type": "application/json", "Origin": stack.api_url}
+    assert api.request("POST", "/mcp", body=body, headers=own).status == 200

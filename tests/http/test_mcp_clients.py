@@ -77,12 +77,12 @@ def test_tools_list_shows_what_the_key_may_call(stack: LocalStack, admin_key: st
             listed = await client.list_tools()
         names = [tool.name for tool in listed.tools]
         assert names == sorted(names)
-        assert {"catalogue.get_product", "catalogue.delete_product", "system.get_actor"} <= set(names)
-        delete = next(tool for tool in listed.tools if tool.name == "catalogue.delete_product")
+        assert {"catalogue-get_product", "catalogue-delete_product", "system-get_actor"} <= set(names)
+        delete = next(tool for tool in listed.tools if tool.name == "catalogue-delete_product")
         assert delete.annotations.destructive_hint is True
         assert delete.annotations.read_only_hint is False
         assert delete.annotations.open_world_hint is False  # explicit: MCP's own default is true
-        create = next(tool for tool in listed.tools if tool.name == "catalogue.create_product")
+        create = next(tool for tool in listed.tools if tool.name == "catalogue-create_product")
         assert "idempotency_key" in create.input_schema["properties"]
 
     run(scenario)
@@ -94,8 +94,8 @@ def test_anonymous_sees_only_public_tools(stack: LocalStack, opener: Opener) -> 
         async with opener(f"{stack.api_url}/mcp", None) as client:
             listed = await client.list_tools()
         names = {tool.name for tool in listed.tools}
-        assert "guest.start_session" in names
-        assert not any(name.startswith("catalogue.") for name in names)
+        assert "guest-start_session" in names
+        assert not any(name.startswith("catalogue-") for name in names)
 
     run(scenario)
 
@@ -107,24 +107,24 @@ def test_call_success_error_and_held(stack: LocalStack, admin_key: str, opener: 
     async def scenario() -> None:
         async with opener(f"{stack.api_url}/mcp", admin_key) as client:
             product = {"sku": sku, "name": "Mug", "price_cents": 700, "currency": "EUR"}
-            created = await client.call_tool("catalogue.create_product", product)
+            created = await client.call_tool("catalogue-create_product", product)
             assert created.is_error is False
             assert structured(created) == {"product": product}
             assert sku in created.content[0].text
-            missing = await client.call_tool("catalogue.get_product", {"sku": "NOPE-1"})
+            missing = await client.call_tool("catalogue-get_product", {"sku": "NOPE-1"})
             assert missing.is_error is True
             assert structured(missing)["error"]["code"] == "not_found"
-            invalid = await client.call_tool("catalogue.get_product", {"sku": ""})
+            invalid = await client.call_tool("catalogue-get_product", {"sku": ""})
             assert structured(invalid)["error"]["code"] == "invalid_input"
-            held = await client.call_tool("catalogue.delete_product", {"sku": sku})
+            held = await client.call_tool("catalogue-delete_product", {"sku": sku})
             assert held.is_error is False
             assert structured(held)["status"] == "pending_approval"
-            assert "system.get_approval" in held.content[0].text
+            assert "system-get_approval" in held.content[0].text
             approval = await client.call_tool(
-                "system.get_approval", {"approval_id": structured(held)["approval_id"]}
+                "system-get_approval", {"approval_id": structured(held)["approval_id"]}
             )
             assert structured(approval)["status"] == "pending"
-            actor = await client.call_tool("system.get_actor", {})
+            actor = await client.call_tool("system-get_actor", {})
             assert structured(actor)["actor"]["kind"] == "key"
 
     run(scenario)
@@ -134,7 +134,7 @@ def test_call_success_error_and_held(stack: LocalStack, admin_key: str, opener: 
 def test_admin_tool_without_a_key_is_an_error_result(stack: LocalStack, opener: Opener) -> None:
     async def scenario() -> None:
         async with opener(f"{stack.api_url}/mcp", None) as client:
-            refused = await client.call_tool("catalogue.list_products", {})
+            refused = await client.call_tool("catalogue-list_products", {})
         assert refused.is_error is True
         assert structured(refused)["error"]["code"] == "unauthenticated"
 

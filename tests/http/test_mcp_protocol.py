@@ -91,7 +91,7 @@ def test_unknown_method_is_32601_with_http_200(api: Api) -> None:
 
 
 def test_unknown_tool_is_32602(api: Api) -> None:
-    reply = rpc(api, "tools/call", {"name": "catalogue.melt_products", "arguments": {}})
+    reply = rpc(api, "tools/call", {"name": "catalogue-melt_products", "arguments": {}})
     assert (reply.status, reply.json()["error"]["code"]) == (200, -32602)
 
 
@@ -122,7 +122,7 @@ def test_server_discover_lists_every_version(api: Api) -> None:
 def test_modern_requests_get_result_type_and_cache_hints(api: Api) -> None:
     result = rpc(api, "tools/list", modern()).json()["result"]
     assert (result["resultType"], result["ttlMs"], result["cacheScope"]) == ("complete", 0, "private")
-    called = rpc(api, "tools/call", modern({"name": "guest.start_session", "arguments": {}})).json()["result"]
+    called = rpc(api, "tools/call", modern({"name": "guest-start_session", "arguments": {}})).json()["result"]
     assert called["resultType"] == "complete" and called["isError"] is False
 
 
@@ -148,14 +148,14 @@ def test_tool_entries_carry_every_hint_and_the_idempotency_key_where_offered(api
             "openWorldHint",
         }
         assert tool["inputSchema"]["type"] == "object"
-    assert "idempotency_key" in tools["catalogue.create_product"]["inputSchema"]["properties"]
-    assert "idempotency_key" not in tools["catalogue.get_product"]["inputSchema"]["properties"]
-    assert "idempotency_key" not in tools["guest.start_session"]["inputSchema"]["properties"]
+    assert "idempotency_key" in tools["catalogue-create_product"]["inputSchema"]["properties"]
+    assert "idempotency_key" not in tools["catalogue-get_product"]["inputSchema"]["properties"]
+    assert "idempotency_key" not in tools["guest-start_session"]["inputSchema"]["properties"]
 
 
 def test_call_answers_structured_content_and_the_same_json_as_text(api: Api, key: str) -> None:
     result = rpc(
-        api, "tools/call", {"name": "catalogue.list_products", "arguments": {"limit": 1}}, key=key
+        api, "tools/call", {"name": "catalogue-list_products", "arguments": {"limit": 1}}, key=key
     ).json()["result"]
     assert result["isError"] is False
     assert json.loads(result["content"][0]["text"]) == result["structuredContent"]
@@ -163,7 +163,7 @@ def test_call_answers_structured_content_and_the_same_json_as_text(api: Api, key
 
 def test_failure_is_an_error_result_with_the_rest_error_object(api: Api, key: str) -> None:
     result = rpc(
-        api, "tools/call", {"name": "catalogue.get_product", "arguments": {"sku": ""}}, key=key
+        api, "tools/call", {"name": "catalogue-get_product", "arguments": {"sku": ""}}, key=key
     ).json()["result"]
     assert result["isError"] is True
     error = result["structuredContent"]["error"]
@@ -178,7 +178,7 @@ def test_idempotent_retry_over_mcp_replays(api: Api, key: str) -> None:
         "currency": "EUR",
         "idempotency_key": f"mcp-{uuid.uuid4().hex}",
     }
-    first = rpc(api, "tools/call", {"name": "catalogue.create_product", "arguments": product}, key=key)
-    again = rpc(api, "tools/call", {"name": "catalogue.create_product", "arguments": product}, key=key)
+    first = rpc(api, "tools/call", {"name": "catalogue-create_product", "arguments": product}, key=key)
+    again = rpc(api, "tools/call", {"name": "catalogue-create_product", "arguments": product}, key=key)
     assert first.json()["result"]["structuredContent"] == again.json()["result"]["structuredContent"]
     assert again.json()["result"]["isError"] is False  # not already_exists: the first answer came back

@@ -52,9 +52,9 @@ def test_typescript_client_connects_without_a_session(seen: dict[str, Any]) -> N
 
 def test_typescript_client_lists_tools_with_explicit_hints(seen: dict[str, Any]) -> None:
     tools = {tool["name"]: tool for tool in seen["tools"]}
-    assert "catalogue.create_product" in tools
-    assert tools["catalogue.delete_product"]["annotations"]["destructiveHint"] is True
-    assert tools["catalogue.get_product"]["annotations"]["readOnlyHint"] is True
+    assert "catalogue-create_product" in tools
+    assert tools["catalogue-delete_product"]["annotations"]["destructiveHint"] is True
+    assert tools["catalogue-get_product"]["annotations"]["readOnlyHint"] is True
 
 
 def test_typescript_client_calls_a_tool(seen: dict[str, Any]) -> None:
@@ -70,7 +70,7 @@ def test_typescript_client_gets_an_error_result(seen: dict[str, Any]) -> None:
 def test_typescript_client_sees_a_held_call(seen: dict[str, Any]) -> None:
     assert seen["held"]["isError"] is False
     assert seen["held"]["structured"]["status"] == "pending_approval"
-    assert "system.get_approval" in seen["held"]["text"]
+    assert "system-get_approval" in seen["held"]["text"]
 
 
 def test_typescript_client_gets_32602_for_an_unknown_tool(seen: dict[str, Any]) -> None:

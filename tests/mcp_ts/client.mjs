@@ -12,12 +12,12 @@ await client.connect(transport);
 
 const listed = await client.listTools();
 const product = { sku, name: "TS mug", price_cents: 300, currency: "EUR" };
-const created = await client.callTool({ name: "catalogue.create_product", arguments: product });
-const missing = await client.callTool({ name: "catalogue.get_product", arguments: { sku: "NOPE-TS" } });
-const held = await client.callTool({ name: "catalogue.delete_product", arguments: { sku } });
+const created = await client.callTool({ name: "catalogue-create_product", arguments: product });
+const missing = await client.callTool({ name: "catalogue-get_product", arguments: { sku: "NOPE-TS" } });
+const held = await client.callTool({ name: "catalogue-delete_product", arguments: { sku } });
 let unknown = null;
 try {
-  await client.callTool({ name: "catalogue.melt_products", arguments: {} });
+  await client.callTool({ name: "catalogue-melt_products", arguments: {} });
 } catch (error) {
   unknown = { code: error.code, message: String(error.message) };
 }

@@ -141,7 +141,12 @@ def test_mcp_with_a_key_while_the_key_table_is_down_is_503_not_500(gateway: Hand
     assert json.loads(response["body"])["error"]["code"] == "unavailable"
 
 
-def test_an_mcp_call_whose_function_cannot_be_invoked_is_an_unavailable_result(gateway: Handler) -> None:
+def test_an_mcp_call_whose_function_cannot_be_invoked_is_an_unavailable_result(
+    aws: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TOOLFRONT_FUNCTION_PREFIX", "no-such-stack-")  # no function has that name
+    seed("events-admin", ["catalogue.*"], permissions=["catalogue"], key=EVENT_ADMIN_KEY)
+    gateway: Handler = load_family("gateway").lambda_handler
     body = json.dumps(
         {
             "jsonrpc": "2.0",

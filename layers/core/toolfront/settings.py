@@ -74,6 +74,7 @@ class Settings:
     function_prefix: str = ""  # a family's function is <prefix><family> (MCP routes calls there)
     public_url: str | None = None  # PublicUrl: the API's address for links (None: its default URL)
     region: str = ""  # the function's AWS region (Lambda sets AWS_REGION)
+    allowed_origins: frozenset[str] = frozenset()  # AllowedOrigins: pages that may call MCP besides the API's
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -104,6 +105,9 @@ class Settings:
             function_prefix=env.get("TOOLFRONT_FUNCTION_PREFIX", "").strip(),
             public_url=_public_url(env, "TOOLFRONT_PUBLIC_URL"),
             region=(env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or "").strip(),
+            allowed_origins=frozenset(
+                o.strip() for o in env.get("TOOLFRONT_ALLOWED_ORIGINS", "").split(",") if o.strip()
+            ),
         )
 
 

@@ -11,6 +11,7 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 from toolfront import __version__
 from toolfront.adapters.http import (
@@ -24,7 +25,7 @@ from toolfront.adapters.http import (
     request_id_of,
     source_ip_of,
 )
-from toolfront.adapters.mcp.results import ToolCatalog, result_of_answer
+from toolfront.adapters.mcp.results import ToolCatalog, mcp_name, result_of_answer
 from toolfront.auth.access import may_call
 from toolfront.auth.actors import Actor
 from toolfront.calls.inputs import MAX_BODY_BYTES, is_json_media_type, parse_json
@@ -41,11 +42,13 @@ SERVER_INFO = {"name": "toolfront", "title": "toolfront", "version": __version__
 CAPABILITIES = {"tools": {"listChanged": False}}
 INSTRUCTIONS = (
     "Each tool is one operation. A call may answer pending_approval: a person must confirm it first; "
-    "poll system.get_approval with its approval_id. Send an idempotency_key with writes to retry safely."
+    f"poll {mcp_name('system.get_approval')} with its approval_id. Send an idempotency_key with writes "
+    "to retry safely."
 )
 
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS = -32700, -32600, -32601, -32602
 UNSUPPORTED_VERSION = -32022
+UNAUTHENTICATED = -32001  # a server error code clients show as the message it carries
 
 
 #: Runs a tool call where its tool lives; answers (HTTP status, REST envelope).
@@ -84,8 +87,10 @@ class McpEndpoint:
         *,
         public_url: str | None = None,
         region: str = "",
+        allowed_origins: frozenset[str] = frozenset(),
     ) -> None:
         self._public_url, self._region = public_url, region  # where held calls' links point
+        self._allowed_origins = frozenset(o.strip().rstrip("/").lower() for o in allowed_origins)
         self._catalog = catalog
         self._call_tool = call_tool
         self._authenticate = authenticate
@@ -96,25 +101,39 @@ class McpEndpoint:
         if method_of(event) != "POST":  # stateless: no SSE stream to GET, no session to DELETE
             return _http(405, "", request_id, {"allow": "POST"})
         headers = headers_of(event)
+        base_url = base_url_of(event, self._public_url, self._region)
+        origin = headers.get("origin")
+        if origin is not None and not self._origin_allowed(origin, base_url):
+            # DNS rebinding: a page of another site reaching this endpoint through the browser
+            refused = RpcError(INVALID_REQUEST, f"requests from the origin {origin!r} are not allowed")
+            return _rpc_error(None, RpcError(refused.code, refused.message, http_status=403), request_id)
         try:
             message = _message(event, headers)
         except RpcError as error:
             return _rpc_error(error.message_id, error, request_id)
         try:
             actor = self._authenticate(headers, source_ip_of(event))
-        except (UnauthenticatedError, StoreUnavailableError) as refused:  # a bad key (401); keys down (503)
-            return error_response(refused, request_id)
+        except UnauthenticatedError as refused:  # a key was sent and it is not valid
+            return _unauthenticated(message.get("id"), refused, request_id)
+        except StoreUnavailableError as down:  # the key table did not answer
+            return error_response(down, request_id)
         if "id" not in message:  # a notification (notifications/initialized...): accepted, no answer
             return _http(202, "", request_id)
         try:
             no_handshake = _without_handshake(message, headers)
-            caller = _Caller(
-                headers, request_id, source_ip_of(event), base_url_of(event, self._public_url, self._region)
-            )
+            caller = _Caller(headers, request_id, source_ip_of(event), base_url)
             text = self._dispatch(message, actor, caller, no_handshake)
         except RpcError as error:
             return _rpc_error(message.get("id"), error, request_id)
         return _http(200, f'{{"jsonrpc":"2.0","id":{json.dumps(message["id"])},"result":{text}}}', request_id)
+
+    def _origin_allowed(self, origin: str, base_url: str) -> bool:
+        """The API's own origin, one of ``AllowedOrigins``, or (for a stack on loopback) a loopback page."""
+        seen = origin.strip().rstrip("/").lower()
+        own = _origin_of(base_url)
+        if seen == own or seen in self._allowed_origins:
+            return True
+        return _is_loopback(own) and _is_loopback(seen)
 
     def _dispatch(self, message: dict[str, Any], actor: Actor, caller: _Caller, no_handshake: bool) -> str:
         method, params = message["method"], message.get("params") or {}
@@ -154,14 +173,22 @@ class McpEndpoint:
 
     def _tools_call(self, params: dict[str, Any], caller: _Caller) -> dict[str, Any]:
         name, arguments = params.get("name"), params.get("arguments", {})
-        if not isinstance(name, str) or name not in self._catalog.by_name:
+        tool = self._catalog.by_name.get(name) if isinstance(name, str) else None
+        if tool is None:
             raise RpcError(INVALID_PARAMS, f"unknown tool: {name}")
         if arguments is None:
             arguments = {}
         if not isinstance(arguments, dict):
             raise RpcError(INVALID_PARAMS, "arguments must be an object")
         status, body = self._call_tool(
-            ToolCall(name, arguments, caller.headers, caller.request_id, caller.source_ip, caller.base_url)
+            ToolCall(
+                str(tool["name"]),  # the dotted name: the family's pipeline knows its tools by it
+                arguments,
+                caller.headers,
+                caller.request_id,
+                caller.source_ip,
+                caller.base_url,
+            )
         )
         return result_of_answer(status, body)
 
@@ -220,6 +247,27 @@ def _message(event: Event, headers: Mapping[str, str]) -> dict[str, Any]:
             INVALID_PARAMS, "params must be an object", http_status=400, message_id=message.get("id")
         )
     return message
+
+
+def _origin_of(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}".lower() if parts.scheme and parts.netloc else ""
+
+
+def _is_loopback(origin: str) -> bool:
+    host = urlsplit(origin).hostname or ""
+    return host in ("localhost", "127.0.0.1", "::1")
+
+
+def _unauthenticated(message_id: Any, refused: UnauthenticatedError, request_id: str) -> Response:
+    """A 401 clients can show: ``WWW-Authenticate`` and a JSON-RPC error saying why."""
+    body = {
+        "jsonrpc": "2.0",
+        "id": message_id,
+        "error": {"code": UNAUTHENTICATED, "message": refused.message},
+    }
+    headers = {"www-authenticate": 'Bearer realm="toolfront"'}
+    return _http(401, _encode(body), request_id, headers)
 
 
 def _valid_id(value: Any) -> bool:

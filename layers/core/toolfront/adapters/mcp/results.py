@@ -1,17 +1,45 @@
 """How MCP sees toolfront's tools and answers (docs/contract.md, "MCP").
 
+On MCP a tool is called by its MCP name: the dot of ``catalogue.list_products`` becomes a dash
+(``catalogue-list_products``), because the tool-name rules of the model APIs behind the assistants
+(``^[a-zA-Z0-9_-]{1,64}$``) refuse a dot, and clients hand MCP names to the model unchanged. Every
+text an agent reads here names tools that way; ``tools/call`` takes either form.
+
 Tool entries are serialised once per cold start (per tool) and joined per caller, so ``tools/list``
 costs a string join, not a JSON encoding of every schema on every request.
 """
 
 from __future__ import annotations
 
+import hashlib
+import re
 from typing import Any
 
 from toolfront.encoding import compact_json as _encode
 from toolfront.tools.manifest import offered_input_schema
 
 FINAL_STATUSES = "succeeded, failed, rejected, expired or cancelled"
+MCP_NAME_MAX = 64  # the model APIs' limit
+_HASHED_PREFIX = 55  # a longer name keeps 55 characters, a dash and 8 hex digits of its SHA-256
+
+
+def mcp_name(name: str) -> str:
+    """A tool's name on MCP: its dot as a dash, and a name over 64 characters shortened with a hash."""
+    flat = name.replace(".", "-")
+    if len(flat) <= MCP_NAME_MAX:
+        return flat
+    return f"{flat[:_HASHED_PREFIX]}-{hashlib.sha256(name.encode('utf-8')).hexdigest()[:8]}"
+
+
+def mcp_text(text: str, names: re.Pattern[str] | None = None) -> str:
+    """``text`` with every dotted tool name it mentions written as that tool's MCP name."""
+    pattern = names or _DOTTED
+    return pattern.sub(lambda found: mcp_name(found.group(0)), text)
+
+
+_GET_APPROVAL = mcp_name("system.get_approval")
+# A dotted tool name anywhere in a text (the grammar of tool names, bounded by non-name characters).
+_DOTTED = re.compile(r"(?<![\w.])[a-z][a-z0-9_]*\.[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?!\w|\.\w)")
 
 
 def tool_entry(tool: dict[str, Any]) -> dict[str, Any]:
@@ -19,9 +47,9 @@ def tool_entry(tool: dict[str, Any]) -> dict[str, Any]:
     ``destructiveHint`` and ``openWorldHint`` default to true there)."""
     hints = tool["annotations"]
     entry: dict[str, Any] = {
-        "name": tool["name"],
+        "name": mcp_name(tool["name"]),
         "title": tool["title"],
-        "description": tool["description"],
+        "description": mcp_text(tool["description"]),
         "inputSchema": offered_input_schema(tool),
         "annotations": {
             "title": tool["title"],
@@ -41,7 +69,8 @@ class ToolCatalog:
 
     def __init__(self, tools: list[dict[str, Any]]) -> None:
         self.tools = tools
-        self.by_name = {tool["name"]: tool for tool in tools}
+        # tools/call takes the MCP name and the dotted name alike
+        self.by_name = {tool["name"]: tool for tool in tools} | {mcp_name(t["name"]): t for t in tools}
         self._encoded = {tool["name"]: _encode(tool_entry(tool)) for tool in tools}
 
     def entries_text(self, names: list[str]) -> str:
@@ -64,7 +93,7 @@ def held_result(data: dict[str, Any]) -> dict[str, Any]:
     """A call held for a person: not an error; the agent is told how to follow it."""
     text = (
         f"This call is waiting for a person's confirmation (approval {data.get('approval_id')}, expires "
-        f"{data.get('expires_at')}); nothing has run yet. Poll the tool system.get_approval with "
+        f"{data.get('expires_at')}); nothing has run yet. Poll the tool {_GET_APPROVAL} with "
         f'{{"approval_id": "{data.get("approval_id")}"}} until its status is {FINAL_STATUSES}; '
         "once succeeded, its result is the call's answer."
     )

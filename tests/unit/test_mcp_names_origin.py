@@ -1,0 +1,99 @@
+"""MCP that assistants can load: names every model API accepts, the Origin check, a 401 clients show."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from tests.aws import EVENT_ADMIN_KEY, seed
+from tests.conftest import load_family
+from tests.helpers import load_event
+from toolfront.adapters.mcp.results import mcp_name, mcp_text
+
+Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
+MODEL_API_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+DOTTED = re.compile(r"\b[a-z][a-z0-9_]*\.[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
+
+
+@pytest.fixture
+def gateway(aws: None, monkeypatch: pytest.MonkeyPatch) -> Handler:
+    monkeypatch.setenv("TOOLFRONT_PUBLIC_URL", "https://tools.example.com")
+    monkeypatch.setenv("TOOLFRONT_ALLOWED_ORIGINS", "https://app.example.com")
+    seed("events-admin", ["catalogue.*"], permissions=["catalogue"], key=EVENT_ADMIN_KEY)
+    handler: Handler = load_family("gateway").lambda_handler
+    return handler
+
+
+def rpc(gateway: Handler, method: str, params: dict[str, Any] | None = None, **headers: str) -> Any:
+    message: dict[str, Any] = {"jsonrpc": "2.0", "id": 9, "method": method}
+    if params is not None:
+        message["params"] = params
+    event = load_event("mcp_tools_call", body=json.dumps(message))
+    event["headers"] = {**event["headers"], "authorization": f"Bearer {EVENT_ADMIN_KEY}", **headers}
+    return gateway(event, None)
+
+
+def test_mcp_names_are_the_dotted_names_with_a_dash() -> None:
+    assert mcp_name("catalogue.list_products") == "catalogue-list_products"
+
+
+def test_a_name_over_64_characters_keeps_55_a_dash_and_8_hex_digits_of_its_hash() -> None:
+    long = "a" * 30 + "." + "b" * 20 + "_" + "c" * 30
+    shortened = mcp_name(long)
+    assert len(shortened) == 64 and MODEL_API_NAME.fullmatch(shortened)
+    assert shortened == long.replace(".", "-")[:55] + "-" + hashlib.sha256(long.encode()).hexdigest()[:8]
+
+
+def test_texts_name_tools_by_their_mcp_names() -> None:
+    text = "Poll system.get_approval, then call catalogue.set_prices. Version 1.5 stays."
+    assert mcp_text(text) == "Poll system-get_approval, then call catalogue-set_prices. Version 1.5 stays."
+
+
+def test_every_listed_name_passes_the_model_apis_rule_and_no_text_names_a_dotted_tool(
+    gateway: Handler,
+) -> None:
+    tools = json.loads(rpc(gateway, "tools/list")["body"])["result"]["tools"]
+    assert len(tools) > 10
+    for tool in tools:
+        assert MODEL_API_NAME.fullmatch(tool["name"]), tool["name"]
+        assert not DOTTED.search(tool["description"]), tool["description"]
+
+
+@pytest.mark.parametrize("name", ["system.get_actor", "system-get_actor"])
+def test_tools_call_takes_the_mcp_name_and_the_dotted_name_alike(gateway: Handler, name: str) -> None:
+    result = json.loads(rpc(gateway, "tools/call", {"name": name, "arguments": {}})["body"])["result"]
+    assert result["isError"] is False and result["structuredContent"]["actor"]["kind"] == "key"
+
+
+@pytest.mark.parametrize(
+    "origin", ["https://tools.example.com", "https://app.example.com", "https://APP.example.com/"]
+)
+def test_the_apis_own_origin_and_the_allowed_ones_are_served(gateway: Handler, origin: str) -> None:
+    assert rpc(gateway, "ping", origin=origin)["statusCode"] == 200
+
+
+def test_no_origin_is_served(gateway: Handler) -> None:
+    assert rpc(gateway, "ping")["statusCode"] == 200
+
+
+@pytest.mark.parametrize("origin", ["https://evil.example.com", "http://tools.example.com", "null"])
+def test_any_other_origin_is_403(gateway: Handler, origin: str) -> None:
+    response = rpc(gateway, "tools/list", origin=origin)
+    assert response["statusCode"] == 403
+    assert json.loads(response["body"])["error"]["code"] == -32600
+
+
+def test_a_401_carries_a_json_rpc_error_saying_why(gateway: Handler) -> None:
+    response = rpc(gateway, "tools/list", authorization="Bearer tfk_abcdefghijkl_" + "x" * 32)
+    body = json.loads(response["body"])
+    assert response["statusCode"] == 401 and response["headers"]["www-authenticate"].startswith("Bearer")
+    assert body == {
+        "jsonrpc": "2.0",
+        "id": 9,
+        "error": {"code": -32001, "message": "the API key is not valid"},
+    }
