@@ -97,3 +97,44 @@ def test_a_401_carries_a_json_rpc_error_saying_why(gateway: Handler) -> None:
         "id": 9,
         "error": {"code": -32001, "message": "the API key is not valid"},
     }
+
+
+MODERN = {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}
+MODERN_HEADER = {"mcp-protocol-version": "2026-07-28"}
+
+
+def test_2026_requests_without_the_version_in_meta_are_400_invalid_params(gateway: Handler) -> None:
+    response = rpc(gateway, "tools/list", {}, **{"mcp-protocol-version": "2026-07-28"})
+    assert response["statusCode"] == 400 and json.loads(response["body"])["error"]["code"] == -32602
+
+
+def test_2026_header_that_differs_from_meta_is_32020(gateway: Handler) -> None:
+    response = rpc(gateway, "ping", {"_meta": MODERN}, **{"mcp-protocol-version": "2025-11-25"})
+    assert response["statusCode"] == 400 and json.loads(response["body"])["error"]["code"] == -32020
+
+
+def test_initialize_is_not_part_of_2026(gateway: Handler) -> None:
+    response = rpc(gateway, "initialize", {"_meta": MODERN, "protocolVersion": "2026-07-28"}, **MODERN_HEADER)
+    assert response["statusCode"] == 404 and json.loads(response["body"])["error"]["code"] == -32601
+
+
+@pytest.mark.parametrize(
+    "headers", [{"mcp-method": "tools/list"}, {"mcp-method": "tools/call", "mcp-name": "system-list_tools"}]
+)
+def test_2026_mcp_method_and_name_headers_must_match_the_body(
+    gateway: Handler, headers: dict[str, str]
+) -> None:
+    params = {"_meta": MODERN, "name": "system-get_actor", "arguments": {}}
+    response = rpc(gateway, "tools/call", params, **MODERN_HEADER, **headers)
+    assert response["statusCode"] == 400 and json.loads(response["body"])["error"]["code"] == -32020
+
+
+def test_2026_headers_that_match_are_served(gateway: Handler) -> None:
+    params = {"_meta": MODERN, "name": "system-get_actor", "arguments": {}}
+    headers = {
+        "mcp-method": "tools/call",
+        "mcp-name": "system-get_actor",
+        "mcp-protocol-version": "2026-07-28",
+    }
+    response = rpc(gateway, "tools/call", params, **headers)
+    assert response["statusCode"] == 200 and json.loads(response["body"])["result"]["isError"] is False

@@ -48,6 +48,8 @@ INSTRUCTIONS = (
 
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS = -32700, -32600, -32601, -32602
 UNSUPPORTED_VERSION = -32022
+HEADER_MISMATCH = -32020  # 2026-07-28: a header says something else than the body
+REMOVED_IN_MODERN = frozenset({"initialize"})
 UNAUTHENTICATED = -32001  # a server error code clients show as the message it carries
 
 
@@ -275,21 +277,52 @@ def _valid_id(value: Any) -> bool:
 
 
 def _without_handshake(message: dict[str, Any], headers: Mapping[str, str]) -> bool:
-    """Whether the request speaks 2026-07-28 (its ``_meta`` carries the version); refuses unknown ones."""
+    """Whether the request speaks 2026-07-28 (its ``_meta`` carries the version); refuses unknown
+    versions, and holds requests of that revision to its rules: the version in ``_meta`` (and the
+    header, when sent, saying the same), no ``initialize``, ``Mcp-Method``/``Mcp-Name`` headers
+    matching the body."""
     params = message.get("params")
     meta = params.get("_meta") if isinstance(params, dict) else None
     version = meta.get(VERSION_KEY) if isinstance(meta, dict) else None
+    header = headers.get("mcp-protocol-version")
     if version is None:
-        header = headers.get("mcp-protocol-version")
         if header and header not in SUPPORTED_VERSIONS and message["method"] != "initialize":
             raise RpcError(INVALID_REQUEST, f"unsupported protocol version {header}", http_status=400)
-        return header == MODERN_VERSION
+        if header == MODERN_VERSION:
+            raise RpcError(
+                INVALID_PARAMS,
+                f"a {MODERN_VERSION} request carries its version in params._meta",
+                http_status=400,
+            )
+        return False
     if version not in SUPPORTED_VERSIONS:
         supported = {"supported": list(SUPPORTED_VERSIONS), "requested": version}
         raise RpcError(
             UNSUPPORTED_VERSION, f"unsupported protocol version {version}", supported, http_status=400
         )
-    return bool(version == MODERN_VERSION)
+    if version != MODERN_VERSION:
+        return False
+    if header is not None and header != version:
+        raise RpcError(HEADER_MISMATCH, "the MCP-Protocol-Version header differs from _meta", http_status=400)
+    _check_echoed_headers(message, headers)
+    if message["method"] in REMOVED_IN_MODERN:
+        raise RpcError(
+            METHOD_NOT_FOUND, f"{message['method']} is not part of {MODERN_VERSION}", http_status=404
+        )
+    return True
+
+
+def _check_echoed_headers(message: dict[str, Any], headers: Mapping[str, str]) -> None:
+    """``Mcp-Method`` and ``Mcp-Name``, when sent, say what the body says (proxies route on them)."""
+    method = headers.get("mcp-method")
+    if method is not None and method != message["method"]:
+        raise RpcError(
+            HEADER_MISMATCH, "the Mcp-Method header differs from the body's method", http_status=400
+        )
+    name = headers.get("mcp-name")
+    params = message.get("params")
+    if name is not None and name != (params.get("name") if isinstance(params, dict) else None):
+        raise RpcError(HEADER_MISMATCH, "the Mcp-Name header differs from the body's name", http_status=400)
 
 
 def _rpc_error(message_id: Any, error: RpcError, request_id: str) -> Response:
