@@ -141,21 +141,44 @@ def test_mcp_with_a_key_while_the_key_table_is_down_is_503_not_500(gateway: Hand
     assert json.loads(response["body"])["error"]["code"] == "unavailable"
 
 
-def test_an_mcp_call_whose_function_cannot_be_invoked_is_an_unavailable_result(
-    aws: None, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("TOOLFRONT_FUNCTION_PREFIX", "no-such-stack-")  # no function has that name
-    seed("events-admin", ["catalogue.*"], permissions=["catalogue"], key=EVENT_ADMIN_KEY)
-    gateway: Handler = load_family("gateway").lambda_handler
+def test_an_mcp_call_whose_function_cannot_be_invoked_is_an_unavailable_result(gateway: Handler) -> None:
+    from botocore.stub import Stubber
+
+    from toolfront.aws import clients
+
     body = json.dumps(
         {
             "jsonrpc": "2.0",
             "id": 3,
             "method": "tools/call",
-            "params": {"name": "catalogue.list_products", "arguments": {}},
+            "params": {"name": "catalogue-list_products", "arguments": {}},
         }
     )
-    response = mcp(gateway, body, authorization=f"Bearer {EVENT_ADMIN_KEY}")  # no such function here
+    with Stubber(clients.client("lambda")) as lambda_api:  # the family's function is not there
+        lambda_api.add_client_error("invoke", "ResourceNotFoundException", http_status_code=404)
+        response = mcp(gateway, body, authorization=f"Bearer {EVENT_ADMIN_KEY}")
     result = json.loads(response["body"])["result"]
     assert response["statusCode"] == 200
     assert result["isError"] is True and result["structuredContent"]["error"]["code"] == "unavailable"
+
+
+def test_an_mcp_call_whose_function_answers_no_response_is_an_internal_error_result(gateway: Handler) -> None:
+    import io
+
+    from botocore.response import StreamingBody
+    from botocore.stub import Stubber
+
+    from toolfront.aws import clients
+
+    body = json.dumps(
+        {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "catalogue-list_products"}}
+    )
+    garbage = b'{"errorMessage": "not a function answer"}'
+    with Stubber(clients.client("lambda")) as lambda_api:
+        lambda_api.add_response(
+            "invoke", {"StatusCode": 200, "Payload": StreamingBody(io.BytesIO(garbage), len(garbage))}
+        )
+        response = mcp(gateway, body, authorization=f"Bearer {EVENT_ADMIN_KEY}")
+    result = json.loads(response["body"])["result"]
+    assert response["statusCode"] == 200
+    assert result["isError"] is True and result["structuredContent"]["error"]["code"] == "internal_error"

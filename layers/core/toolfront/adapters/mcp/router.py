@@ -62,6 +62,12 @@ class ToolRouter:
         if answer.get("FunctionError"):  # the family function crashed: its logs hold the detail
             logger.error("%s failed on tool call %s (request %s)", function, call.tool, call.request_id)
             return 500, json.loads(error_body(InternalError(), call.request_id))
-        response = json.loads(payload)
-        body: dict[str, Any] = json.loads(str(response["body"]))
-        return int(response["statusCode"]), body
+        try:
+            response = json.loads(payload)
+            body: dict[str, Any] = json.loads(str(response["body"]))
+            return int(response["statusCode"]), body
+        except (ValueError, KeyError, TypeError):  # not a function's answer: never a bare 500 upstream
+            logger.error(
+                "%s answered tool call %s (request %s) with no response", function, call.tool, call.request_id
+            )
+            return 500, json.loads(error_body(InternalError(), call.request_id))
