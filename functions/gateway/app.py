@@ -116,6 +116,7 @@ def mcp(event: dict[str, Any], request_id: str) -> dict[str, Any]:
 
 
 UNKNOWN_NAMESPACE = "POST /v1/tools/{namespace}/{verb_noun}"
+UNKNOWN_MCP_SERVER = "POST /mcp/{family}"
 ROUTES = {
     "POST /mcp": mcp,
     "GET /mcp": mcp,
@@ -142,6 +143,10 @@ def lambda_handler(event: dict[str, Any], context: Any) -> Any:
         refuse_credentials_in_url(event.get("queryStringParameters") or {})
     except CallRefusedError as refused:
         return error_response(refused, request_id)
+    if route_key == UNKNOWN_MCP_SERVER:
+        family = str((event.get("pathParameters") or {}).get("family", ""))
+        missing = NotFoundError(f"no tool family is called {family!r}", details={"family": family})
+        return error_response(missing, request_id)
     if route_key == UNKNOWN_NAMESPACE:
         namespace = str((event.get("pathParameters") or {}).get("namespace", ""))
         refusal: CallRefusedError = UnknownToolError(

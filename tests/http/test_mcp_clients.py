@@ -148,3 +148,19 @@ def test_invalid_key_is_refused(stack: LocalStack) -> None:
                 await session.list_tools()
 
     run(scenario)
+
+
+@pytest.mark.parametrize("opener", OPENERS)
+def test_a_familys_own_endpoint_lists_and_calls_its_tools(
+    stack: LocalStack, admin_key: str, opener: Opener
+) -> None:
+    async def scenario() -> None:
+        async with opener(f"{stack.api_url}/mcp/catalogue", admin_key) as client:
+            listed = await client.list_tools()
+            called = await client.call_tool("catalogue-list_products", {"limit": 1})
+            actor = await client.call_tool("system-get_actor", {})
+        assert {tool.name.split("-", 1)[0] for tool in listed.tools} == {"catalogue", "system"}
+        assert called.is_error is False and "products" in structured(called)
+        assert actor.is_error is False
+
+    run(scenario)

@@ -17,7 +17,10 @@ CORE = {
     ("DynamoDBCrudPolicy", "RateLimitsTable"),
     ("DynamoDBCrudPolicy", "ApprovalsTable"),
 }
-FAMILY = CORE | {("StepFunctionsExecutionPolicy", "${AWS::StackName}-approval")}
+FAMILY = CORE | {
+    ("StepFunctionsExecutionPolicy", "${AWS::StackName}-approval"),
+    ("Statement", "states:SendTaskFailure,states:SendTaskSuccess"),  # system tools on /mcp/<family>
+}
 CALLBACKS = frozenset({"states:SendTaskSuccess", "states:SendTaskFailure"})
 NEEDS = {
     "CatalogueFunction": FAMILY | {("DynamoDBCrudPolicy", "ProductsTable")},

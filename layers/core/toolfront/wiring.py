@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import cache
 from types import SimpleNamespace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolfront.adapters.http import Event, Response
 from toolfront.adapters.rest import RestAdapter, result_response
@@ -31,7 +31,10 @@ from toolfront.errors import ConfigurationError
 from toolfront.settings import Settings, current
 from toolfront.tools.definition import Tool
 from toolfront.tools.registry import Registry
-from toolfront.tools.system import system_tools
+from toolfront.tools.system import all_tools, system_tools
+
+if TYPE_CHECKING:
+    from toolfront.adapters.mcp.endpoint import McpEndpoint
 
 _NO_APPROVALS = "TOOLFRONT_APPROVAL_STATE_MACHINE_ARN is not set: no approvals here"
 
@@ -115,12 +118,16 @@ class FamilyHandler:
     workflow's ``execute`` task, all through the one pipeline this handler owns."""
 
     def __init__(self, family: str, api_tools: Callable[[], list[Tool]], *, core: bool = False) -> None:
+        self.family = family
         if core:  # the gateway: core's own system.* tools
             self.registry = Registry.from_modules([], core_tools=api_tools())
-        else:
-            self.registry = Registry.from_modules([SimpleNamespace(FAMILY=family, api_tools=api_tools)])
+        else:  # the family's tools, and core's for its own MCP endpoint (/mcp/<family>)
+            module = SimpleNamespace(FAMILY=family, api_tools=api_tools)
+            self.registry = Registry.from_modules([module], core_tools=core_tools())
         self._built: tuple[Settings, CallPipeline] | None = None
         self._rest = RestAdapter(self.pipeline)
+        self._mcp: McpEndpoint | None = None
+        self._mcp_route = None if core else f"POST /mcp/{family}"
 
     def pipeline(self) -> CallPipeline:
         """This function's pipeline, built on first use (never at import: no AWS at init) and again
@@ -137,7 +144,29 @@ class FamilyHandler:
             return self.run_approved(str(event["approval_id"]))
         if task == CALL_TASK:  # an MCP tools/call the gateway routed here
             return self.run_call(event, context)
+        if self._mcp_route is not None and event.get("routeKey") == self._mcp_route:
+            return self.mcp().handle(event, context)
         return self._rest.handle(event, context)
+
+    def mcp(self) -> McpEndpoint:
+        """This family's own MCP endpoint: its tools and core's, every call run in this function."""
+        if self._mcp is None:
+            # deferred: a family's cold start pays for MCP only when its MCP route is called
+            from toolfront.adapters.mcp.endpoint import McpEndpoint
+            from toolfront.adapters.mcp.results import ToolCatalog
+            from toolfront.adapters.mcp.router import LocalRouter
+
+            served = [t for t in all_tools() if t.get("module") in (self.family, "core")]
+            settings = current()
+            self._mcp = McpEndpoint(
+                ToolCatalog(served),
+                LocalRouter(self.run),
+                authenticator().authenticate,
+                public_url=settings.public_url,
+                region=settings.region,
+                allowed_origins=settings.allowed_origins,
+            )
+        return self._mcp
 
     def run(self, call: Call) -> CallResult:
         """Run one call through this function's pipeline."""

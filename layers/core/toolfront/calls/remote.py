@@ -30,6 +30,7 @@ class ToolCall:
     request_id: str
     source_ip: str
     base_url: str
+    function: str = ""  # the ARN of the function serving it, when that is this one (/mcp/{family})
 
 
 def call_event(call: ToolCall) -> dict[str, Any]:

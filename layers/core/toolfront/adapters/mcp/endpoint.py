@@ -65,6 +65,7 @@ class _Caller:
     request_id: str
     source_ip: str
     base_url: str
+    function: str = ""  # this function's ARN (a call it runs itself may be held and run here later)
 
 
 class RpcError(Exception):
@@ -98,7 +99,7 @@ class McpEndpoint:
         self._authenticate = authenticate
         self._lists: dict[tuple[bool, frozenset[str], frozenset[str], bool], str] = {}
 
-    def handle(self, event: Event) -> Response:
+    def handle(self, event: Event, context: Any = None) -> Response:
         request_id = request_id_of(event)
         if method_of(event) != "POST":  # stateless: no SSE stream to GET, no session to DELETE
             return _http(405, "", request_id, {"allow": "POST"})
@@ -123,7 +124,8 @@ class McpEndpoint:
             return _http(202, "", request_id)
         try:
             no_handshake = _without_handshake(message, headers)
-            caller = _Caller(headers, request_id, source_ip_of(event), base_url)
+            function = str(getattr(context, "invoked_function_arn", "") or "")
+            caller = _Caller(headers, request_id, source_ip_of(event), base_url, function)
             text = self._dispatch(message, actor, caller, no_handshake)
         except RpcError as error:
             return _rpc_error(message.get("id"), error, request_id)
@@ -190,6 +192,7 @@ class McpEndpoint:
                 caller.request_id,
                 caller.source_ip,
                 caller.base_url,
+                caller.function,
             )
         )
         return result_of_answer(status, body)

@@ -30,6 +30,18 @@ def envelope_of(result: CallResult, request_id: str) -> dict[str, Any]:
     return {"data": result.data, "request_id": request_id}
 
 
+class LocalRouter:
+    """Runs every MCP tool call in this function's own pipeline (``/mcp/{family}``: the family's
+    tools and core's, no second Lambda in the path)."""
+
+    def __init__(self, run: Callable[[Call], CallResult]) -> None:
+        self._run = run
+
+    def __call__(self, call: ToolCall) -> tuple[int, dict[str, Any]]:
+        result = self._run(pipeline_call(call_event(call), call.function))
+        return result.status, envelope_of(result, call.request_id)
+
+
 class ToolRouter:
     """Runs each MCP tool call where its tool lives."""
 
