@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 from tests.aws import TABLE_ENV, create_tables, seed  # noqa: E402
 from tests.conftest import load_family, reset_process_state  # noqa: E402
-from toolfront import aws  # noqa: E402
+from toolfront.aws import clients as aws  # noqa: E402
 
 HANDLER_OPERATIONS = {"GetItem", "PutItem", "Scan"}  # what the measured handlers do themselves
 
