@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import re
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 
 import pytest
@@ -38,6 +39,8 @@ def test_openai_agents_hands_the_model_only_names_it_accepts(
             tools = await MCPUtil.get_all_function_tools([server], strict, RunContextWrapper(None), agent)
         return [tool.name for tool in tools]
 
-    found = asyncio.run(names())
+    # A thread of its own: Playwright's sync API (tests/browser) keeps an event loop on the main one.
+    with ThreadPoolExecutor(1) as thread:
+        found = thread.submit(asyncio.run, names()).result()
     assert len(found) >= 10
     assert [name for name in found if not MODEL_API_NAME.fullmatch(name)] == []
