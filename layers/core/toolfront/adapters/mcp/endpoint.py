@@ -108,8 +108,8 @@ class McpEndpoint:
         origin = headers.get("origin")
         if origin is not None and not self._origin_allowed(origin, base_url):
             # DNS rebinding: a page of another site reaching this endpoint through the browser
-            refused = RpcError(INVALID_REQUEST, f"requests from the origin {origin!r} are not allowed")
-            return _rpc_error(None, RpcError(refused.code, refused.message, http_status=403), request_id)
+            why = f"requests from the origin {origin!r} are not allowed"
+            return _rpc_error(None, RpcError(INVALID_REQUEST, why, http_status=403), request_id)
         try:
             message = _message(event, headers)
         except RpcError as error:
