@@ -14,21 +14,19 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import os
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import boto3
 from harness import Section, Spec, canary, run_group
-from moto import mock_aws
+from moto_tables import moto_tables
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.aws import TABLE_ENV, create_tables, seed  # noqa: E402
-from tests.conftest import load_family, reset_process_state  # noqa: E402
+from tests.aws import seed  # noqa: E402
+from tests.conftest import load_family  # noqa: E402
 from toolfront.aws import clients as aws  # noqa: E402
 
 FULL_N, QUICK_N = 200, 20
@@ -65,17 +63,7 @@ def _event(path: str, key: str) -> dict[str, Any]:
 
 @contextlib.contextmanager
 def _stack() -> Iterator[tuple[Handler, Handler, InProcessLambda, str]]:
-    for name, value in {
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_DEFAULT_REGION": "us-east-1",
-        "AWS_EC2_METADATA_DISABLED": "true",
-    }.items():
-        os.environ[name] = value
-    with mock_aws():
-        for logical_id, table in create_tables(boto3.client("dynamodb")).items():
-            os.environ[TABLE_ENV[logical_id]] = table
-        reset_process_state()
+    with moto_tables():
         key = seed("bench", ["catalogue.*"], permissions=["catalogue"], rate_limit=10_000_000)
         catalogue, gateway = load_family("catalogue").lambda_handler, load_family("gateway").lambda_handler
         create = {"sku": "H-1", "name": "Mug", "price_cents": 1, "currency": "EUR"}
@@ -95,7 +83,6 @@ def _stack() -> Iterator[tuple[Handler, Handler, InProcessLambda, str]]:
             yield catalogue, gateway, lambda_api, key
         finally:
             aws._clients.pop("lambda", None)
-            reset_process_state()
 
 
 def _counted(handler: Handler, event: dict[str, Any], lambda_api: InProcessLambda) -> dict[str, int]:

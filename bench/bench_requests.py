@@ -16,15 +16,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import boto3
 from harness import Section, canary
-from moto import mock_aws
+from moto_tables import moto_tables
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.aws import TABLE_ENV, create_tables, seed  # noqa: E402
-from tests.conftest import load_family, reset_process_state  # noqa: E402
+from tests.aws import seed  # noqa: E402
+from tests.conftest import load_family  # noqa: E402
 from toolfront.aws import clients as aws  # noqa: E402
 
 HANDLER_OPERATIONS = {"GetItem", "PutItem", "Scan"}  # what the measured handlers do themselves
@@ -67,19 +66,8 @@ def _split(seen: list[str]) -> dict[str, Any]:
 
 def run(quick: bool = False) -> Section:
     section = Section("requests (DynamoDB requests per call, moto)", canary_before=canary())
-    for name, value in {
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_DEFAULT_REGION": "us-east-1",
-        "AWS_EC2_METADATA_DISABLED": "true",
-    }.items():
-        os.environ[name] = value
-    os.environ.pop("AWS_ENDPOINT_URL", None)
     counts: dict[str, Any] = {}
-    with mock_aws():
-        for logical_id, table in create_tables(boto3.client("dynamodb")).items():
-            os.environ[TABLE_ENV[logical_id]] = table
-        reset_process_state()
+    with moto_tables():
         key = seed("bench", ["catalogue.*"], permissions=["catalogue"])
         catalogue = load_family("catalogue").lambda_handler
         guest = load_family("guest").lambda_handler
@@ -98,7 +86,6 @@ def run(quick: bool = False) -> Section:
         counts["write with an idempotency key, replay"] = _split(
             _count(catalogue, _event("/v1/tools/catalogue/create_product", retried, key))
         )
-    reset_process_state()
     section.canary_after = canary()
     section.extra["requests"] = counts
     section.extra["summary"] = [
