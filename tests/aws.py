@@ -22,6 +22,7 @@ TABLE_ENV = {
     "ApprovalsTable": "TOOLFRONT_APPROVALS_TABLE",
     "ProductsTable": "TOOLFRONT_PRODUCTS_TABLE",
     "GuestTable": "TOOLFRONT_GUEST_TABLE",
+    "OAuthClientsTable": "TOOLFRONT_OAUTH_CLIENTS_TABLE",
 }
 # The keys the events/*.json fixtures carry (seeded by the tests that replay those events).
 EVENT_ADMIN_KEY = "tfk_eventsadmin1_EventsAdminSecret0123456789abcde"

@@ -25,7 +25,7 @@ from toolfront.calls.redaction import refuse_credentials_in_url
 from toolfront.errors import CallRefusedError, NotFoundError, UnknownToolError
 from toolfront.settings import current
 from toolfront.tools.system import all_tools
-from toolfront.wiring import authenticator, core_tools, family_handler
+from toolfront.wiring import authenticator, core_tools, family_handler, sign_in_of
 
 system = family_handler("core", core_tools, core=True)
 
@@ -107,6 +107,7 @@ def mcp_endpoint() -> McpEndpoint:
         public_url=settings.public_url,
         region=settings.region,
         allowed_origins=settings.allowed_origins,
+        sign_in=sign_in_of(settings, all_tools()),
     )
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Container, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,6 +17,7 @@ from toolfront.auth.actors import ActorKind
 from toolfront.auth.authenticator import Authenticator
 from toolfront.auth.cognito import CognitoVerifier
 from toolfront.auth.keystore import DynamoDBKeyStore
+from toolfront.auth.registered import RegisteredClients, client_key
 from toolfront.errors import UnauthenticatedError
 from toolfront.settings import CognitoSettings
 
@@ -41,6 +42,19 @@ class Pool:
         }
         values.update(overrides)
         return CognitoSettings(**values)
+
+    def access_token(
+        self, username: str, client_id: str | None = None, scope: str = "toolfront/catalogue.products:read"
+    ) -> str:
+        """An access token as Cognito's code flow issues it (custom scopes need that flow, which moto
+        does not serve), signed by the pool's own key: the one initiate_auth signs with."""
+        user_pool = cognitoidp_backends["123456789012"]["us-east-1"].user_pools[self.pool_id]
+        user = user_pool._get_user(username)
+        groups = {"cognito:groups": [g.group_name for g in user.groups]} if user.groups else {}
+        token, _ = user_pool.create_jwt(
+            client_id or self.client_id, username, "access", extra_data={"scope": scope, **groups}
+        )
+        return str(token)
 
     def tokens(self, username: str, client_id: str | None = None) -> dict[str, str]:
         answer = self.idp.initiate_auth(
@@ -98,9 +112,9 @@ def pool() -> Iterator[Pool]:
     server.stop()
 
 
-def authenticator(pool: Pool, **overrides: Any) -> Authenticator:
+def authenticator(pool: Pool, registered: Container[str] = frozenset(), **overrides: Any) -> Authenticator:
     store = DynamoDBKeyStore("KeysTable", "PrincipalsTable", pool.dynamodb)
-    return Authenticator(store, CognitoVerifier(pool.settings(**overrides)))
+    return Authenticator(store, CognitoVerifier(pool.settings(**overrides), registered))
 
 
 def bearer(token: str) -> dict[str, str]:
@@ -108,18 +122,42 @@ def bearer(token: str) -> dict[str, str]:
 
 
 def test_access_token_becomes_an_actor_with_group_permissions(pool: Pool) -> None:
-    token = pool.tokens("ada@example.org")["AccessToken"]
+    token = pool.access_token("ada@example.org")
     actor = authenticator(pool).authenticate(bearer(token), "")
     assert actor.kind is ActorKind.COGNITO
     assert actor.principal == actor.id  # the sub
     assert actor.permissions == {"catalogue"}
-    # moto (like Cognito's password flow) grants only its own scope, which is no tool scope
-    assert actor.scopes == frozenset()
+    assert actor.scopes == {"catalogue.products:read"}
 
 
 def test_user_without_groups_holds_no_permission(pool: Pool) -> None:
-    token = pool.tokens("bob@example.org")["AccessToken"]
+    token = pool.access_token("bob@example.org")
     assert authenticator(pool).authenticate(bearer(token), "").permissions == frozenset()
+
+
+def test_token_without_a_scope_of_this_api_is_refused(pool: Pool) -> None:
+    # Cognito's password flow grants only its own scope: such a token is for Cognito's APIs
+    token = pool.tokens("ada@example.org")["AccessToken"]
+    with pytest.raises(UnauthenticatedError, match="no scope of this API"):
+        authenticator(pool).authenticate(bearer(token), "")
+
+
+def test_token_of_an_app_client_the_facade_registered_is_accepted(pool: Pool) -> None:
+    pool.dynamodb.create_table(
+        TableName="OAuthClientsTable",
+        BillingMode="PAY_PER_REQUEST",
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+    )
+    registered = RegisteredClients("OAuthClientsTable", pool.dynamodb)
+    token = pool.access_token("ada@example.org", pool.other_client_id)
+    with pytest.raises(UnauthenticatedError, match="another app client"):  # not registered yet
+        authenticator(pool, registered).authenticate(bearer(token), "")
+    pool.dynamodb.put_item(
+        TableName="OAuthClientsTable", Item={**client_key(pool.other_client_id), "kind": {"S": "registered"}}
+    )
+    actor = authenticator(pool, registered).authenticate(bearer(token), "")
+    assert actor.scopes == {"catalogue.products:read"}
 
 
 def test_custom_scopes_come_from_the_scope_claim_without_prefix(pool: Pool) -> None:
@@ -143,20 +181,20 @@ def test_id_token_is_refused(pool: Pool) -> None:
 
 
 def test_token_of_another_app_client_is_refused(pool: Pool) -> None:
-    token = pool.tokens("ada@example.org", pool.other_client_id)["AccessToken"]
+    token = pool.access_token("ada@example.org", pool.other_client_id)
     with pytest.raises(UnauthenticatedError, match="another app client"):
         authenticator(pool).authenticate(bearer(token), "")
 
 
 def test_token_of_another_issuer_is_refused(pool: Pool) -> None:
-    token = pool.tokens("ada@example.org")["AccessToken"]
+    token = pool.access_token("ada@example.org")
     wrong = authenticator(pool, issuer="https://cognito-idp.us-east-1.amazonaws.com/us-east-1_other")
     with pytest.raises(UnauthenticatedError, match="invalid or expired"):
         wrong.authenticate(bearer(token), "")
 
 
 def test_tampered_token_is_refused(pool: Pool) -> None:
-    token = pool.tokens("ada@example.org")["AccessToken"]
+    token = pool.access_token("ada@example.org")
     header, payload, signature = token.split(".")
     forged = f"{header}.{payload[:-4]}AAAA.{signature}"
     with pytest.raises(UnauthenticatedError):
@@ -183,13 +221,13 @@ def test_jwks_is_fetched_once_and_cached(pool: Pool, monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(jwt.PyJWKClient, "fetch_data", counted)
     authn = authenticator(pool)
     for _ in range(3):
-        authn.authenticate(bearer(pool.tokens("ada@example.org")["AccessToken"]), "")
+        authn.authenticate(bearer(pool.access_token("ada@example.org")), "")
     assert len(fetches) == 1
 
 
 def test_key_only_deployment_refuses_tokens(pool: Pool) -> None:
     store = DynamoDBKeyStore("KeysTable", "PrincipalsTable", pool.dynamodb)
-    token = pool.tokens("ada@example.org")["AccessToken"]
+    token = pool.access_token("ada@example.org")
     with pytest.raises(UnauthenticatedError):
         Authenticator(store).authenticate(bearer(token), "")
 

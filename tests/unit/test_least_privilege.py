@@ -13,6 +13,7 @@ ROOT = Path(__file__).resolve().parents[2]
 CORE = {
     ("DynamoDBReadPolicy", "KeysTable"),
     ("DynamoDBReadPolicy", "PrincipalsTable"),
+    ("DynamoDBReadPolicy", "OAuthClientsTable"),  # the audience check of Cognito tokens
     ("DynamoDBCrudPolicy", "IdempotencyTable"),
     ("DynamoDBCrudPolicy", "RateLimitsTable"),
     ("DynamoDBCrudPolicy", "ApprovalsTable"),
@@ -22,6 +23,13 @@ FAMILY = CORE | {
     ("Statement", "states:SendTaskFailure,states:SendTaskSuccess"),  # system tools on /mcp/<family>
 }
 CALLBACKS = frozenset({"states:SendTaskSuccess", "states:SendTaskFailure"})
+APP_CLIENTS = frozenset(
+    {
+        "cognito-idp:CreateUserPoolClient",
+        "cognito-idp:UpdateUserPoolClient",
+        "cognito-idp:DeleteUserPoolClient",
+    }
+)
 NEEDS = {
     "CatalogueFunction": FAMILY | {("DynamoDBCrudPolicy", "ProductsTable")},
     "GuestFunction": FAMILY | {("DynamoDBCrudPolicy", "GuestTable")},
@@ -35,6 +43,15 @@ NEEDS = {
         ("DynamoDBCrudPolicy", "ApprovalsTable"),
         ("SNSPublishMessagePolicy", "ApproverTopic"),
         ("Statement", "states:SendTaskFailure,states:SendTaskSuccess"),
+    },
+    # The sign-in facade alone writes the clients table and manages app clients (in its pool only).
+    "OAuthFunction": {
+        ("DynamoDBCrudPolicy", "OAuthClientsTable"),
+        ("DynamoDBCrudPolicy", "RateLimitsTable"),
+        (
+            "Statement",
+            "cognito-idp:CreateUserPoolClient,cognito-idp:DeleteUserPoolClient,cognito-idp:UpdateUserPoolClient",
+        ),
     },
     "ApprovalStateMachine": {
         ("LambdaInvokePolicy", "ApprovalsFunction"),
@@ -70,12 +87,20 @@ def grants(policies: list[Any]) -> set[tuple[str, str]]:
     for policy in policies:
         assert isinstance(policy, dict) and len(policy) == 1, f"unexpected policy {policy!r}"
         ((name, body),) = policy.items()
+        if name == "Fn::If":  # a grant only a condition's resources need: the grant, or none at all
+            _condition, granted, otherwise = body
+            assert otherwise == {"Ref": "AWS::NoValue"}, (
+                f"a conditional grant must grant nothing else: {policy!r}"
+            )
+            ((name, body),) = granted.items()
         if name == "Statement":
             for statement in body:
                 actions = sorted(
                     statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
                 )
-                assert set(actions) <= CALLBACKS, f"an inline statement beyond the callbacks: {actions}"
+                assert set(actions) <= CALLBACKS | APP_CLIENTS, f"an inline statement beyond these: {actions}"
+                if set(actions) & APP_CLIENTS:  # app clients of the stack's own pool, no other
+                    assert statement["Resource"] == {"Fn::GetAtt": ["UserPool", "Arn"]}, statement
                 found.add(("Statement", ",".join(actions)))
             continue
         (parameter,) = body.values()

@@ -44,9 +44,42 @@ class CognitoSettings:
     """Where access tokens come from: the user pool's issuer, the app client and the JWKS."""
 
     issuer: str
-    client_ids: frozenset[str]
+    client_ids: frozenset[str]  # the stack's own app clients
     jwks_url: str
     scope_prefix: str
+    clients_table: str | None = None  # app clients the sign-in facade registered (their tokens count too)
+
+
+@dataclass(frozen=True, slots=True)
+class FacadeSettings:
+    """The sign-in facade's own settings (only its function has them): the pool it registers app
+    clients in, the managed login it sends people to, and the limits on registration."""
+
+    user_pool_id: str
+    managed_login_url: str  # https://<prefix>.auth.<region>.amazoncognito.com (locally the dev stand-in)
+    metadata_hosts: frozenset[str]  # hosts whose client ID metadata documents may be fetched
+    max_clients: int = 500
+    registrations_per_ip_per_hour: int = 10
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> FacadeSettings:
+        env = os.environ if environ is None else environ
+        login = _public_url(env, "TOOLFRONT_COGNITO_DOMAIN_URL")
+        if login is None:
+            raise ConfigurationError("environment variable TOOLFRONT_COGNITO_DOMAIN_URL is not set")
+        return cls(
+            user_pool_id=_required(env, "TOOLFRONT_COGNITO_USER_POOL_ID"),
+            managed_login_url=login,
+            metadata_hosts=frozenset(
+                h.strip().lower()
+                for h in env.get("TOOLFRONT_CLIENT_METADATA_HOSTS", "").split(",")
+                if h.strip()
+            ),
+            max_clients=_integer(env, "TOOLFRONT_MAX_REGISTERED_CLIENTS", 500, low=1),
+            registrations_per_ip_per_hour=_integer(
+                env, "TOOLFRONT_MAX_REGISTRATIONS_PER_IP_PER_HOUR", 10, low=1
+            ),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,4 +244,5 @@ def _cognito(env: Mapping[str, str]) -> CognitoSettings | None:
         client_ids=clients,
         jwks_url=env.get("TOOLFRONT_COGNITO_JWKS_URL", "").strip() or f"{issuer}/.well-known/jwks.json",
         scope_prefix=env.get("TOOLFRONT_COGNITO_SCOPE_PREFIX", "toolfront").strip(),
+        clients_table=env.get("TOOLFRONT_OAUTH_CLIENTS_TABLE", "").strip() or None,
     )

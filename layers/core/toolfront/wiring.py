@@ -24,6 +24,7 @@ from toolfront.approvals.workflow import Workflow
 from toolfront.auth.authenticator import Authenticator
 from toolfront.auth.cognito import CognitoVerifier
 from toolfront.auth.keystore import DynamoDBKeyStore
+from toolfront.auth.registered import RegisteredClients
 from toolfront.calls.call import Call, CallResult
 from toolfront.calls.pipeline import CallPipeline
 from toolfront.calls.remote import CALL_TASK, EXECUTE_TASK, TASK_FIELD, pipeline_call
@@ -34,7 +35,8 @@ from toolfront.tools.registry import Registry
 from toolfront.tools.system import all_tools, system_tools
 
 if TYPE_CHECKING:
-    from toolfront.adapters.mcp.endpoint import McpEndpoint
+    from toolfront.adapters.mcp.endpoint import McpEndpoint, SignIn
+    from toolfront.oauth.facade import SignInFacade
 
 _NO_APPROVALS = "TOOLFRONT_APPROVAL_STATE_MACHINE_ARN is not set: no approvals here"
 
@@ -49,7 +51,10 @@ def key_store() -> DynamoDBKeyStore:
 def authenticator() -> Authenticator:
     """The process's authenticator (its key-owner memory lives as long as the process)."""
     settings = current()
-    cognito = CognitoVerifier(settings.cognito) if settings.cognito else None
+    cognito = None
+    if settings.cognito is not None:
+        table = settings.cognito.clients_table
+        cognito = CognitoVerifier(settings.cognito, RegisteredClients(table) if table else frozenset())
     return Authenticator(key_store(), cognito)
 
 
@@ -103,13 +108,56 @@ def pipeline_for(registry: Registry) -> CallPipeline:
     )
 
 
+@cache
+def sign_in_facade() -> SignInFacade:
+    """The OAuth function's facade in front of Cognito (its settings exist only in that function)."""
+    from toolfront.adapters.http import base_url_of
+    from toolfront.oauth import metadata
+    from toolfront.oauth.apps import CognitoApps
+    from toolfront.oauth.authorize import Authorizer
+    from toolfront.oauth.facade import SignInFacade
+    from toolfront.oauth.registration import Registrar
+    from toolfront.oauth.store import FacadeStore
+    from toolfront.oauth.token import TokenExchange
+    from toolfront.settings import FacadeSettings
+
+    settings, facade = current(), FacadeSettings.from_env()
+    if settings.cognito is None or settings.cognito.clients_table is None:
+        raise ConfigurationError("the sign-in facade needs Cognito and its clients table (EnableCognito)")
+    tools, prefix = all_tools(), settings.cognito.scope_prefix
+    scopes = metadata.api_scopes(tools, prefix)
+    store = FacadeStore(settings.cognito.clients_table, settings.rate_limits_table)
+    registrar = Registrar(store, CognitoApps(facade.user_pool_id, scopes), facade)
+    return SignInFacade(
+        tools=tools,
+        scope_prefix=prefix,
+        base_url=lambda event: base_url_of(event, settings.public_url, settings.region),
+        registrar=registrar,
+        authorizer=Authorizer(registrar, store, facade.managed_login_url, scopes=scopes, scope_prefix=prefix),
+        tokens=TokenExchange(registrar, facade.managed_login_url),
+    )
+
+
+def sign_in_of(settings: Settings, tools: list[dict[str, Any]], family: str | None = None) -> SignIn | None:
+    """How an MCP endpoint challenges for a sign-in: ``None`` without Cognito; for a family with no
+    public tool, every request without a credential is challenged with the family's scopes."""
+    from toolfront.adapters.mcp.endpoint import SignIn
+    from toolfront.oauth import metadata
+
+    if settings.cognito is None:
+        return None
+    scopes = tuple(metadata.api_scopes(tools, settings.cognito.scope_prefix, family))
+    required = family is not None and not metadata.has_public_tool(tools, family)
+    return SignIn(family, scopes, required)
+
+
 def reset() -> None:
     """Forget every process-wide object (tests, and the local stack when its endpoints change).
 
     Pipelines need no forgetting: each handler rebuilds its own when the settings object changes.
     """
     current.cache_clear()
-    for built in (key_store, authenticator, admission, approval_store, workflow):
+    for built in (key_store, authenticator, admission, approval_store, workflow, sign_in_facade):
         built.cache_clear()
 
 
@@ -165,6 +213,7 @@ class FamilyHandler:
                 public_url=settings.public_url,
                 region=settings.region,
                 allowed_origins=settings.allowed_origins,
+                sign_in=sign_in_of(settings, served, self.family),
             )
         return self._mcp
 

@@ -6,6 +6,7 @@ PyJWT (with cryptography) is imported on the first token, so key-only callers ne
 from __future__ import annotations
 
 import threading
+from collections.abc import Container
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,10 +25,15 @@ class VerifiedToken:
 
 
 class CognitoVerifier:
-    """Verifies access tokens of one user pool; the JWKS is fetched once and cached."""
+    """Verifies access tokens of one user pool; the JWKS is fetched once and cached.
 
-    def __init__(self, settings: CognitoSettings) -> None:
+    ``registered`` holds the app clients the sign-in facade registered: their tokens are accepted
+    besides those of the stack's own clients (``settings.client_ids``).
+    """
+
+    def __init__(self, settings: CognitoSettings, registered: Container[str] = frozenset()) -> None:
         self._settings = settings
+        self._registered = registered
         self._jwks: Any = None
         self._lock = threading.Lock()
 
@@ -63,13 +69,20 @@ class CognitoVerifier:
         if claims.get("token_use") != "access":
             raise UnauthenticatedError("an access token is required (this is an id token)")
         client_id, sub = claims.get("client_id"), claims.get("sub")
-        if not isinstance(client_id, str) or client_id not in self._settings.client_ids:
+        if not isinstance(client_id, str) or not self._audience(client_id):
             raise UnauthenticatedError("the token was issued to another app client")
         scope, groups = claims.get("scope", ""), claims.get("cognito:groups", [])
         # Claims of another shape than Cognito's are refused, never coerced (a string is not a list).
         if not (isinstance(sub, str) and sub and isinstance(scope, str)) or not _strings(groups):
             raise UnauthenticatedError("the bearer token's claims are not those of a Cognito access token")
-        return VerifiedToken(sub=sub, scopes=self._tool_scopes(scope), groups=tuple(groups))
+        scopes = self._tool_scopes(scope)
+        if not scopes:  # a token for Cognito's own APIs (aws.cognito.signin.user.admin), not for this one
+            raise UnauthenticatedError("the token carries no scope of this API")
+        return VerifiedToken(sub=sub, scopes=scopes, groups=tuple(groups))
+
+    def _audience(self, client_id: str) -> bool:
+        # The stack's own clients first: no table read for them.
+        return client_id in self._settings.client_ids or client_id in self._registered
 
     def _tool_scopes(self, claim: str) -> frozenset[str]:
         # Custom scopes arrive as "<resource server id>/<scope>"; Cognito's own scopes have no prefix.

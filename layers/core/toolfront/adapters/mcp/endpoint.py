@@ -32,6 +32,7 @@ from toolfront.calls.inputs import MAX_BODY_BYTES, is_json_media_type, parse_jso
 from toolfront.calls.remote import ToolCall
 from toolfront.encoding import compact_json as _encode
 from toolfront.errors import InvalidJsonError, StoreUnavailableError, UnauthenticatedError
+from toolfront.oauth.metadata import challenge
 
 HANDSHAKE_VERSIONS = ("2025-03-26", "2025-06-18", "2025-11-25")
 MODERN_VERSION = "2026-07-28"
@@ -55,6 +56,17 @@ UNAUTHENTICATED = -32001  # a server error code clients show as the message it c
 
 #: Runs a tool call where its tool lives; answers (HTTP status, REST envelope).
 ToolCaller = Callable[[ToolCall], tuple[int, dict[str, Any]]]
+
+
+@dataclass(frozen=True, slots=True)
+class SignIn:
+    """How this endpoint asks for a sign-in (when Cognito is enabled): its family (``None`` for
+    ``/mcp``), the scopes it names in the challenge, and whether a request without credentials is
+    challenged at once (a family with no public tool: nothing to serve it) or served public tools."""
+
+    family: str | None = None
+    scopes: tuple[str, ...] = ()
+    required: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,8 +103,10 @@ class McpEndpoint:
         public_url: str | None = None,
         region: str = "",
         allowed_origins: frozenset[str] = frozenset(),
+        sign_in: SignIn | None = None,
     ) -> None:
         self._public_url, self._region = public_url, region  # where held calls' links point
+        self._sign_in = sign_in  # None: no OAuth sign-in here (a key-only deployment)
         self._allowed_origins = frozenset(o.strip().rstrip("/").lower() for o in allowed_origins)
         self._catalog = catalog
         self._call_tool = call_tool
@@ -117,9 +131,14 @@ class McpEndpoint:
         try:
             actor = self._authenticate(headers, source_ip_of(event))
         except UnauthenticatedError as refused:  # a key was sent and it is not valid
-            return _unauthenticated(message.get("id"), refused, request_id)
+            why = self._challenge(base_url, error="invalid_token")
+            return _unauthenticated(message.get("id"), refused.message, request_id, why)
         except StoreUnavailableError as down:  # the key table did not answer
             return error_response(down, request_id)
+        if self._sign_in is not None and self._sign_in.required and not actor.authenticated:
+            family = self._sign_in.family
+            why = f"sign in to use the {family} tools (or send Authorization: Bearer <API key>)"
+            return _unauthenticated(message.get("id"), why, request_id, self._challenge(base_url))
         if "id" not in message:  # a notification (notifications/initialized...): accepted, no answer
             return _http(202, "", request_id)
         try:
@@ -130,6 +149,13 @@ class McpEndpoint:
         except RpcError as error:
             return _rpc_error(message.get("id"), error, request_id)
         return _http(200, f'{{"jsonrpc":"2.0","id":{json.dumps(message["id"])},"result":{text}}}', request_id)
+
+    def _challenge(self, base_url: str, *, error: str | None = None) -> str:
+        """``WWW-Authenticate`` of a 401: where to sign in (RFC 9728) when this stack signs people in."""
+        if self._sign_in is None:
+            return 'Bearer realm="toolfront"' + (f', error="{error}"' if error else "")
+        scopes = () if error else self._sign_in.scopes
+        return challenge(base_url, self._sign_in.family, scopes=scopes, error=error)
 
     def _origin_allowed(self, origin: str, base_url: str) -> bool:
         """The API's own origin, one of ``AllowedOrigins``, or (for a stack on loopback) a loopback page."""
@@ -264,15 +290,10 @@ def _is_loopback(origin: str) -> bool:
     return host in ("localhost", "127.0.0.1", "::1")
 
 
-def _unauthenticated(message_id: Any, refused: UnauthenticatedError, request_id: str) -> Response:
+def _unauthenticated(message_id: Any, why: str, request_id: str, authenticate: str) -> Response:
     """A 401 clients can show: ``WWW-Authenticate`` and a JSON-RPC error saying why."""
-    body = {
-        "jsonrpc": "2.0",
-        "id": message_id,
-        "error": {"code": UNAUTHENTICATED, "message": refused.message},
-    }
-    headers = {"www-authenticate": 'Bearer realm="toolfront"'}
-    return _http(401, _encode(body), request_id, headers)
+    body = {"jsonrpc": "2.0", "id": message_id, "error": {"code": UNAUTHENTICATED, "message": why}}
+    return _http(401, _encode(body), request_id, {"www-authenticate": authenticate})
 
 
 def _valid_id(value: Any) -> bool:
