@@ -175,6 +175,7 @@ class FamilyHandler:
         self._built: tuple[Settings, CallPipeline] | None = None
         self._rest = RestAdapter(self.pipeline)
         self._mcp: McpEndpoint | None = None
+        self._mcp_settings: Settings | None = None
         self._mcp_route = None if core else f"POST /mcp/{family}"
 
     def pipeline(self) -> CallPipeline:
@@ -198,14 +199,15 @@ class FamilyHandler:
 
     def mcp(self) -> McpEndpoint:
         """This family's own MCP endpoint: its tools and core's, every call run in this function."""
-        if self._mcp is None:
+        settings = current()
+        if self._mcp is None or self._mcp_settings is not settings:  # settings read anew: rebuild
             # deferred: a family's cold start pays for MCP only when its MCP route is called
             from toolfront.adapters.mcp.endpoint import McpEndpoint
             from toolfront.adapters.mcp.results import ToolCatalog
             from toolfront.adapters.mcp.router import LocalRouter
 
             served = [t for t in all_tools() if t.get("module") in (self.family, "core")]
-            settings = current()
+            self._mcp_settings = settings
             self._mcp = McpEndpoint(
                 ToolCatalog(served),
                 LocalRouter(self.run),

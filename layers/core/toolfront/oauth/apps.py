@@ -31,7 +31,8 @@ class CognitoApps:
 
     def create(self, name: str, redirect_uris: Iterable[str]) -> str:
         """A new app client's id."""
-        answer = self._call("create_user_pool_client", **self._configuration(name, redirect_uris))
+        configuration = {**self._configuration(name, redirect_uris), "GenerateSecret": False}
+        answer = self._call("create_user_pool_client", **configuration)
         return str(answer["UserPoolClient"]["ClientId"])
 
     def update(self, client_id: str, name: str, redirect_uris: Iterable[str]) -> None:
@@ -46,7 +47,6 @@ class CognitoApps:
         return {
             "UserPoolId": self._pool,
             "ClientName": ("mcp " + _NAME_UNSAFE.sub("_", name))[:128],
-            "GenerateSecret": False,
             "AllowedOAuthFlowsUserPoolClient": True,
             "AllowedOAuthFlows": ["code"],
             "AllowedOAuthScopes": self._scopes,
@@ -62,24 +62,29 @@ class CognitoApps:
         }
 
     def _call(self, operation: str, **request: Any) -> Any:
+        from botocore.exceptions import BotoCoreError, ClientError, ParamValidationError
+
         cognito = self._cognito or client("cognito-idp")
         try:
             return getattr(cognito, operation)(**request)
-        except Exception as exc:
-            code = (
-                getattr(exc, "response", {}).get("Error", {}).get("Code")
-                if hasattr(exc, "response")
-                else None
-            )
+        except ClientError as exc:
+            error = exc.response.get("Error", {})
+            code = error.get("Code")
             if code == "InvalidParameterException":  # e.g. a callback URL Cognito will not take
-                message = str(getattr(exc, "response", {}).get("Error", {}).get("Message", ""))[:200]
+                message = str(error.get("Message", ""))[:200]
                 raise OAuthError("invalid_redirect_uri", f"Cognito refused the client: {message}") from exc
             if code == "LimitExceededException":
                 raise OAuthError(
                     "registration_limit_reached", "the user pool holds no more app clients", 403
                 ) from exc
-            if code in _UNAVAILABLE or code is None:
-                raise OAuthError(
-                    "temporarily_unavailable", "Cognito did not answer; try again shortly", 503
-                ) from exc
+            if code in _UNAVAILABLE:
+                raise _unavailable() from exc
+            raise  # a request Cognito finds wrong is a bug here: a 500, logged in full
+        except ParamValidationError:
             raise
+        except BotoCoreError as exc:  # no connection, a timeout
+            raise _unavailable() from exc
+
+
+def _unavailable() -> OAuthError:
+    return OAuthError("temporarily_unavailable", "Cognito did not answer; try again shortly", 503)

@@ -74,6 +74,7 @@ class SignInFacade:
         except OAuthError as refused:
             return self._error(route, refused)
         except StoreUnavailableError:
+            logger.warning("a store of the sign-in facade is unavailable", exc_info=True)
             return self._error(route, OAuthError("temporarily_unavailable", "try again shortly", 503))
 
     def _route(self, route: str, event: Event, query: dict[str, str]) -> Response:
