@@ -70,7 +70,7 @@ def https_server(directory: Path, delay: Callable[[str], float] = lambda path: 0
     seen: list[str] = []
 
     class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+        def do_GET(self) -> None:
             seen.append(self.path)
             pause = delay(self.path)
             if pause:
