@@ -25,7 +25,7 @@ from toolfront_dev.commands_openapi import OPENAPI
 from toolfront_dev.commands_principals import PRINCIPALS
 from toolfront_dev.commands_tools import TOOLS
 from toolfront_dev.errors import DevError
-from toolfront_dev.seeds import DEMO_PRINCIPAL, DEMO_SCOPES, demo_curl, load_seed
+from toolfront_dev.seeds import DEMO_PRINCIPAL, DEMO_SCOPES, Seed, demo_curl, load_seed
 
 if TYPE_CHECKING:
     from toolfront_dev.stack import LocalStack
@@ -82,7 +82,8 @@ def _configure_dev(parser: argparse.ArgumentParser) -> None:
         "--seed",
         type=Path,
         metavar="FILE",
-        help='principals and keys to load: {"principals": [{"id", "permissions"}], "keys": [...]}',
+        help="principals, keys and Cognito users to load: "
+        '{"principals": [{"id", "permissions"}], "keys": [...], "users": [{"username", "password", ...}]}',
     )
 
 
@@ -126,7 +127,7 @@ def _run_dev(args: argparse.Namespace) -> int:
     try:
         stack.start()
         try:
-            _print_banner(stack)
+            _print_banner(stack, seed or Seed())
             # Approvers' links appear on this console as the approvals function writes them.
             with OutboxWatcher(stack.outbox_path):
                 while not stop.wait(1.0):
@@ -140,7 +141,7 @@ def _run_dev(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_banner(stack: LocalStack) -> None:
+def _print_banner(stack: LocalStack, seed: Seed) -> None:
     info = stack.info
     print(f"toolfront dev: API  {info.api_url}")
     print(f"               moto {info.moto_endpoint} (region {info.region})")
@@ -153,6 +154,11 @@ def _print_banner(stack: LocalStack) -> None:
         print(f"  user pool {logical_id:<16} {pool_id}")
     for logical_id, client_id in info.user_pool_clients.items():
         print(f"  app client {logical_id:<15} {client_id}")
+    if info.managed_login_url:
+        print(f"  managed login {info.managed_login_url}/oauth2/authorize")
+    for user in seed.users:  # the password stays in the seed file
+        groups = f"groups {', '.join(user.groups)}" if user.groups else "no groups"
+        print(f"  seeded user {user.username} ({groups}; scopes {', '.join(user.scopes) or 'none'})")
     for logical_id, arn in info.state_machines.items():
         print(f"  state machine {logical_id:<12} {arn}")
     if info.state_machines:

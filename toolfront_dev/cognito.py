@@ -1,4 +1,5 @@
-"""The template's Cognito user pools, resource servers and app clients, created in moto.
+"""The template's Cognito user pools, domains, resource servers and app clients, created in moto; the
+seed's users created in the pool.
 
 A ``Ref`` to one of them then resolves to moto's id, so TOOLFRONT_COGNITO_* point at a local pool.
 """
@@ -11,15 +12,17 @@ from typing import Any
 
 from toolfront_dev.aws import moto_client
 from toolfront_dev.intrinsics import Intrinsics
+from toolfront_dev.seeds import SeedUser
 from toolfront_dev.template import ResourceSpec
 
 logger = logging.getLogger(__name__)
 
 USER_POOL = "AWS::Cognito::UserPool"
+USER_POOL_DOMAIN = "AWS::Cognito::UserPoolDomain"
 RESOURCE_SERVER = "AWS::Cognito::UserPoolResourceServer"
 USER_POOL_CLIENT = "AWS::Cognito::UserPoolClient"
-# Creation order: a client names its pool and may ask for a resource server's scopes.
-EMULATED_TYPES = (USER_POOL, RESOURCE_SERVER, USER_POOL_CLIENT)
+# Creation order: a domain and a client name their pool, a client may ask for a resource server's scopes.
+EMULATED_TYPES = (USER_POOL, USER_POOL_DOMAIN, RESOURCE_SERVER, USER_POOL_CLIENT)
 
 # Properties whose CloudFormation shape is the API's; the others do not matter locally.
 _POOL_PROPERTIES = (
@@ -30,6 +33,8 @@ _POOL_PROPERTIES = (
     "Policies",
     "UsernameAttributes",
 )
+# moto keeps the domain and ignores ManagedLoginVersion; the local managed login is toolfront_dev's own.
+_DOMAIN_PROPERTIES = ("UserPoolId", "Domain", "CustomDomainConfig", "ManagedLoginVersion")
 _SERVER_PROPERTIES = ("UserPoolId", "Identifier", "Name", "Scopes")
 _CLIENT_PROPERTIES = (
     "UserPoolId",
@@ -67,7 +72,8 @@ def create_user_pools(
         stage: names pools without a UserPoolName ``toolfront-<stage>-<LogicalId>``.
 
     Returns:
-        What a ``Ref`` to each created resource gives: pool id, client id, or server identifier.
+        What a ``Ref`` to each created resource gives: pool id, domain prefix (or custom domain),
+        client id, or server identifier.
     """
     cognito: Any = None
     created: dict[str, str] = {}
@@ -81,11 +87,49 @@ def create_user_pools(
     return created
 
 
+def create_users(endpoint: str, user_pool_id: str, users: Iterable[SeedUser]) -> dict[str, str]:
+    """Create each seed user in the pool, confirmed with its own password, in its groups.
+
+    As an administrator would: no invitation (``MessageAction=SUPPRESS``), the e-mail verified, the
+    password permanent, so the user signs in at once. A group is created when it is missing.
+
+    Returns:
+        moto's username of each user (the pool signs in by e-mail, its usernames are the subs), by
+        the seed's username.
+    """
+    cognito = moto_client(endpoint, "cognito-idp")
+    pages = cognito.get_paginator("list_groups").paginate(UserPoolId=user_pool_id)
+    groups = {group["GroupName"] for page in pages for group in page["Groups"]}
+    created: dict[str, str] = {}
+    for user in users:
+        attributes = [{"Name": "email", "Value": user.username}, {"Name": "email_verified", "Value": "true"}]
+        answer = cognito.admin_create_user(
+            UserPoolId=user_pool_id,
+            Username=user.username,
+            MessageAction="SUPPRESS",
+            UserAttributes=attributes,
+        )
+        cognito.admin_set_user_password(
+            UserPoolId=user_pool_id, Username=user.username, Password=user.password, Permanent=True
+        )
+        for group in user.groups:
+            if group not in groups:
+                cognito.create_group(UserPoolId=user_pool_id, GroupName=group)
+                groups.add(group)
+            cognito.admin_add_user_to_group(UserPoolId=user_pool_id, Username=user.username, GroupName=group)
+        created[user.username] = str(answer["User"]["Username"])
+        logger.debug("created user %s in %s", user.username, user_pool_id)
+    return created
+
+
 def _create(cognito: Any, kind: str, logical_id: str, props: Mapping[str, Any], stage: str) -> str:
     if kind == USER_POOL:
         name = props.get("UserPoolName") or f"toolfront-{stage}-{logical_id}"
         pool = cognito.create_user_pool(PoolName=name, **_pick(props, _POOL_PROPERTIES))
         return str(pool["UserPool"]["Id"])
+    if kind == USER_POOL_DOMAIN:
+        cognito.create_user_pool_domain(**_pick(props, _DOMAIN_PROPERTIES))
+        return str(props["Domain"])  # CloudFormation's Ref: the prefix, or the custom domain name
     if kind == RESOURCE_SERVER:
         cognito.create_resource_server(**_pick(props, _SERVER_PROPERTIES))
         return str(props["Identifier"])

@@ -26,6 +26,9 @@ class DevInfo:
     user_pool_clients: Mapping[str, str] = field(default_factory=dict)
     state_machines: Mapping[str, str] = field(default_factory=dict)
     outbox: str = ""
+    # The local managed login (``<api_url>/_cognito``), the facade's TOOLFRONT_COGNITO_DOMAIN_URL;
+    # empty without a user pool.
+    managed_login_url: str = ""
 
     def to_json(self) -> dict[str, Any]:
         """The JSON document, keys in the documented order."""
@@ -37,6 +40,7 @@ class DevInfo:
             "tables": dict(self.tables),
             "user_pools": dict(self.user_pools),
             "user_pool_clients": dict(self.user_pool_clients),
+            "managed_login_url": self.managed_login_url,
             "state_machines": dict(self.state_machines),
             "outbox": self.outbox,
         }

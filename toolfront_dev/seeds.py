@@ -1,7 +1,9 @@
-"""What the local stack writes into its key store at start: a seed file's entries and the demo admin.
+"""What the local stack writes at start: a seed file's principals and keys, its Cognito users, the demo admin.
 
 A seed file is checked in full before anything starts; every problem names its entry and never
-echoes a key's secret. The demo admin's key is random per run and only ever printed.
+echoes a key's secret or a user's password. The demo admin's key is random per run and only ever
+printed. A user's password is checked against the template's own pool policy once the template is
+read (:func:`check_passwords`), before any server starts.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -33,6 +36,13 @@ _KEY_FIELDS = {
     "expires_at": False,
     "description": False,
 }
+_USER_FIELDS = {"username": True, "password": True, "groups": False, "scopes": True}
+# What moto accepts as an e-mail username (the pool's UsernameAttributes is email).
+_EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}")
+# A group names a principal; Cognito's GroupName: 1 to 128 characters, none of them blank or control.
+_GROUP = re.compile(r"[^\s\x00-\x1f\x7f]{1,128}")
+# The characters Cognito counts as symbols in a password policy.
+_SYMBOLS = frozenset("^$*.[]{}()?\"!@#%&/\\,><':;|_~`=+- ")
 _RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})")
 _KEY_FORMAT = "tfk_<12 lowercase letters or digits>_<32 URL-safe characters>"
 
@@ -58,11 +68,70 @@ class SeedKey:
 
 
 @dataclass(frozen=True, slots=True)
+class SeedUser:
+    """A Cognito user: signs in with ``username`` (an e-mail) and ``password`` on the local managed login.
+
+    ``groups`` are principals (a token's ``cognito:groups`` bring their permissions); ``scopes``
+    bound the tool scopes the local managed login grants the user.
+    """
+
+    username: str
+    password: str = field(repr=False)
+    groups: tuple[str, ...] = ()
+    scopes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class Seed:
     """The contents of a seed file."""
 
     principals: tuple[SeedPrincipal, ...] = ()
     keys: tuple[SeedKey, ...] = ()
+    users: tuple[SeedUser, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class PasswordPolicy:
+    """A user pool's ``Policies.PasswordPolicy``; Cognito's defaults for whatever it leaves out."""
+
+    minimum_length: int = 8
+    require_uppercase: bool = True
+    require_lowercase: bool = True
+    require_numbers: bool = True
+    require_symbols: bool = True
+
+    @classmethod
+    def of_pool(cls, properties: Mapping[str, Any]) -> PasswordPolicy:
+        """The policy of an ``AWS::Cognito::UserPool``'s resolved properties."""
+        policies = properties.get("Policies")
+        raw = policies.get("PasswordPolicy") if isinstance(policies, Mapping) else None
+        raw = raw if isinstance(raw, Mapping) else {}
+        default = cls()
+
+        def flag(name: str, fallback: bool) -> bool:
+            return str(raw.get(name, fallback)).lower() == "true"  # YAML's true or a parameter's "true"
+
+        return cls(
+            minimum_length=int(raw.get("MinimumLength", default.minimum_length)),
+            require_uppercase=flag("RequireUppercase", default.require_uppercase),
+            require_lowercase=flag("RequireLowercase", default.require_lowercase),
+            require_numbers=flag("RequireNumbers", default.require_numbers),
+            require_symbols=flag("RequireSymbols", default.require_symbols),
+        )
+
+    def missing(self, password: str) -> list[str]:
+        """What ``password`` lacks, in words that never quote it."""
+        lacks = [f"at least {self.minimum_length} characters"] if len(password) < self.minimum_length else []
+        wanted = (
+            (self.require_uppercase, "an uppercase letter", any("A" <= c <= "Z" for c in password)),
+            (self.require_lowercase, "a lowercase letter", any("a" <= c <= "z" for c in password)),
+            (self.require_numbers, "a digit", any("0" <= c <= "9" for c in password)),
+            (self.require_symbols, "a symbol", any(c in _SYMBOLS for c in password)),
+        )
+        lacks += [what for required, what, present in wanted if required and not present]
+        if password != password.strip():
+            lacks.append("no blank at its start or end")  # Cognito refuses those too
+        return lacks
 
 
 def load_seed(path: Path) -> Seed:
@@ -88,10 +157,12 @@ def parse_seed(document: Any, source: str = "seed") -> Seed:
     """
     problems: list[str] = []
     if not isinstance(document, dict):
-        raise SeedError(f'{source}: expected an object {{"principals": [...], "keys": [...]}}')
+        raise SeedError(
+            f'{source}: expected an object {{"principals": [...], "keys": [...], "users": [...]}}'
+        )
     problems += [
-        f"unknown field {name!r} (expected principals, keys)"
-        for name in document.keys() - {"principals", "keys"}
+        f"unknown field {name!r} (expected principals, keys, users)"
+        for name in document.keys() - {"principals", "keys", "users"}
     ]
     principals = [
         _principal(e, f"principals[{i}]", problems)
@@ -105,9 +176,35 @@ def parse_seed(document: Any, source: str = "seed") -> Seed:
             problems.append(
                 f"keys[{index}]: key id {parsed.key_id!r} already used by keys[{seen[parsed.key_id]}]"
             )
+    users = [_user(e, f"users[{i}]", problems) for i, e in enumerate(_list(document, "users", problems))]
+    named: dict[str, int] = {}
+    for index, user in enumerate(users):
+        # The pool's e-mail usernames are case-insensitive: Ann@ and ann@ are one user.
+        first = named.setdefault(user.username.lower(), index) if user else index
+        if user and first != index:
+            problems.append(f"users[{index}]: username {user.username!r} already used by users[{first}]")
+    _raise(problems, source)
+    return Seed(tuple(p for p in principals if p), tuple(k for k in keys if k), tuple(u for u in users if u))
+
+
+def check_passwords(users: Iterable[SeedUser], policy: PasswordPolicy, source: str = "seed") -> None:
+    """Check each user's password against the pool's policy (moto enforces it too, less clearly).
+
+    Raises:
+        SeedError: naming each user whose password falls short, and what it lacks (never the password).
+    """
+    problems = [
+        f"users[{index}] ({user.username!r}): the password does not meet the user pool's password policy: "
+        f"it needs {', '.join(lacks)}"
+        for index, user in enumerate(users)
+        if (lacks := policy.missing(user.password))
+    ]
+    _raise(problems, source)
+
+
+def _raise(problems: list[str], source: str) -> None:
     if problems:
         raise SeedError(f"{source} is invalid:\n" + "\n".join(f"  - {p}" for p in problems))
-    return Seed(tuple(p for p in principals if p), tuple(k for k in keys if k))
 
 
 def _list(document: dict[str, Any], name: str, problems: list[str]) -> list[Any]:
@@ -178,6 +275,31 @@ def _key(entry: Any, label: str, problems: list[str]) -> SeedKey | None:
     if len(problems) != found:
         return None
     return SeedKey(fields["key"], owner, scopes, requires_approval, expires_at, description)
+
+
+def _user(entry: Any, label: str, problems: list[str]) -> SeedUser | None:
+    fields = _fields(entry, label, _USER_FIELDS, problems)
+    if fields is None:
+        return None
+    username = fields["username"]
+    if not isinstance(username, str) or not _EMAIL.fullmatch(username):
+        problems.append(f"{label}: username must be an e-mail address (the user pool signs in by e-mail)")
+        return None
+    label, found = f"{label} ({username!r})", len(problems)
+    # The password is never quoted back: a seed file's passwords are real credentials.
+    if not isinstance(fields["password"], str) or not fields["password"]:
+        problems.append(f"{label}: password must be a non-empty string")
+    groups = _strings(fields.get("groups", []), label, "groups", problems)
+    problems += [
+        f"{label}: invalid group {g!r}: a group names a principal, 1 to 128 characters without blanks"
+        for g in groups
+        if not _GROUP.fullmatch(g)
+    ]
+    scopes = _strings(fields["scopes"], label, "scopes", problems)
+    problems += [f"{label}: {problem}" for s in scopes if (problem := scope_problem(s))]
+    if len(problems) != found:
+        return None
+    return SeedUser(username, fields["password"], groups, scopes)
 
 
 def _moment(value: Any, label: str, problems: list[str]) -> datetime | None:

@@ -1,6 +1,7 @@
 """The local API server: the template's HttpApi routes, each served by its function's own lambda_handler.
 
 Requests become payload 2.0 events; handlers are imported from their CodeUri and run in this process.
+Apps of the local stack's own (the managed login) are mounted beside the routes, under a path prefix.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
 from werkzeug.serving import BaseWSGIServer, make_server
 from werkzeug.wrappers import Request, Response
@@ -41,6 +42,15 @@ def loggable(text: str) -> str:
 
 
 Handler = Callable[[dict[str, Any], Any], Any]
+
+
+class Mountable(Protocol):
+    """An app the local API serves under a path prefix, beside the template's routes."""
+
+    def dispatch(self, request: Request) -> Response:
+        """Answer one request whose ``path`` is relative to the prefix (its ``script_root``)."""
+        ...
+
 
 # sys.path and sys.modules belong to the whole process, so handler imports take turns.
 _IMPORT_LOCK = threading.Lock()
@@ -132,6 +142,18 @@ class LocalApi:
         }
         self._region = region
         self._account_id = account_id
+        self._mounts: dict[str, tuple[Mountable, str]] = {}
+
+    def mount(self, prefix: str, app: Mountable, name: str) -> None:
+        """Serve ``prefix`` and every path under it with ``app`` (``name`` in the request log).
+
+        Raises:
+            TemplateError: a template route lies under ``prefix`` (the mount would hide it).
+        """
+        hidden = [r.route_key for r in self.routes.routes if _under(r.path, prefix)]
+        if hidden:
+            raise TemplateError(f"{', '.join(hidden)}: under {prefix}, which the local stack serves itself")
+        self._mounts[prefix] = (app, name)
 
     def function_name(self, logical_id: str) -> str:
         """The name the function's context reports (``KeyError`` for an unknown function)."""
@@ -146,14 +168,20 @@ class LocalApi:
         """Answer one request as API Gateway plus Lambda would."""
         request_id = str(uuid.uuid4())
         started = time.monotonic()
-        match = self.routes.match(request.method, request.path)
-        if match is None:
+        mounted = next(((p, m) for p, m in self._mounts.items() if _under(request.path, p)), None)
+        match = None if mounted else self.routes.match(request.method, request.path)
+        if mounted is not None:
+            prefix, (app, target) = mounted
+            response = app.dispatch(_below(request, prefix))
+        elif match is None:
             response, target = gateway_error(404, "Not Found"), "-"
         else:
             target = match.route.function_id
             response = self._invoke(self._functions[target], request, match, request_id)
-        response.headers["apigw-requestid"] = request_id  # API Gateway adds it to every reply
+        if mounted is None:
+            response.headers["apigw-requestid"] = request_id  # API Gateway adds it to every reply
         elapsed_ms = (time.monotonic() - started) * 1000
+        # The path only: a query string may carry codes and states (the managed login's redirects).
         logger.info(
             "%s %s -> %d (%s, %.0f ms)",
             request.method,
@@ -236,6 +264,20 @@ class LocalApiServer:
         self._server.shutdown()  # serve_forever closes the socket on its way out
         self._thread.join()
         self._thread = None
+
+
+def _under(path: str, prefix: str) -> bool:
+    return path == prefix or path.startswith(prefix + "/")
+
+
+def _below(request: Request, prefix: str) -> Request:
+    """The request as an app mounted at ``prefix`` sees it (WSGI's SCRIPT_NAME and PATH_INFO)."""
+    environ = dict(request.environ)
+    # PATH_INFO stays in WSGI's own (latin-1) form; the ASCII prefix has the same length in both.
+    path_info = "/" + str(environ.get("PATH_INFO", "")).lstrip("/")
+    environ["SCRIPT_NAME"] = environ.get("SCRIPT_NAME", "") + prefix
+    environ["PATH_INFO"] = path_info[len(prefix) :] or "/"
+    return Request(environ)
 
 
 def _import_handler(function: FunctionSpec) -> Handler:

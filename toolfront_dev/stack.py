@@ -1,5 +1,7 @@
 """The local stack: moto with the template's resources, the functions' environment, the API server, dev.json.
 
+The API server also serves the local managed login (``/_cognito``) when the template has a user pool.
+
 One :class:`LocalStack` starts and stops all of it, for ``toolfront dev`` and for tests alike.
 """
 
@@ -20,7 +22,14 @@ from toolfront_dev.aws import (
     dynamodb_client,
     physical_table_name,
 )
-from toolfront_dev.cognito import EMULATED_TYPES, USER_POOL, USER_POOL_CLIENT, create_user_pools, jwks_url
+from toolfront_dev.cognito import (
+    EMULATED_TYPES,
+    USER_POOL,
+    USER_POOL_CLIENT,
+    create_user_pools,
+    create_users,
+    jwks_url,
+)
 from toolfront_dev.devinfo import DEV_JSON, DevInfo, write_dev_json
 from toolfront_dev.environment import (
     EnvironmentPatch,
@@ -33,10 +42,12 @@ from toolfront_dev.environment import (
 )
 from toolfront_dev.errors import CommandError, StackError
 from toolfront_dev.intrinsics import Intrinsics
+from toolfront_dev.managed_login import PREFIX as MANAGED_LOGIN_PREFIX
+from toolfront_dev.managed_login import ManagedLogin
 from toolfront_dev.moto_atomic import make_dynamodb_atomic
 from toolfront_dev.outbox import OUTBOX_NAME
 from toolfront_dev.routing import RouteTable
-from toolfront_dev.seeds import Seed, seed_store
+from toolfront_dev.seeds import PasswordPolicy, Seed, check_passwords, seed_store
 from toolfront_dev.server import HandlerLoader, LocalApi, LocalApiServer
 from toolfront_dev.targets import key_store
 from toolfront_dev.template import Template, load_template
@@ -47,6 +58,8 @@ logger = logging.getLogger(__name__)
 DEFAULT_STAGE = "local"
 # The variable toolfront.settings reads for a pool's signing keys; the issuer's own JWKS is real AWS.
 JWKS_URL_VARIABLE = "TOOLFRONT_COGNITO_JWKS_URL"
+# Where the sign-in facade sends people to sign in: Cognito's managed login, locally ManagedLogin.
+DOMAIN_URL_VARIABLE = "TOOLFRONT_COGNITO_DOMAIN_URL"
 # Where the approvals function appends approvers' links locally (SNS e-mail in AWS).
 OUTBOX_VARIABLE = "TOOLFRONT_OUTBOX_PATH"
 PUBLIC_URL = "PublicUrl"  # the template parameter links are built from
@@ -85,7 +98,8 @@ class LocalStack:
             dev_json_path: where to write dev.json; ``<project_dir>/.toolfront/dev.json`` by default.
                 The approvers' outbox is written next to it.
             parameters: template parameter values over the defaults (``{"EnableCognito": "false"}``).
-            seed: principals and keys to load once the tables exist (the demo admin always is).
+            seed: principals, keys and Cognito users to load once the tables and the pool exist (the
+                demo admin always is).
         """
         self.project_dir = Path(project_dir).resolve()
         self.stage = stage
@@ -104,6 +118,7 @@ class LocalStack:
         self._workflow: LocalWorkflow | None = None
         self._seed = seed or Seed()
         self._admin_key: str | None = None
+        self._login: ManagedLogin | None = None
 
     @property
     def info(self) -> DevInfo:
@@ -183,6 +198,7 @@ class LocalStack:
 
     def _start(self) -> None:
         intrinsics, template = self._resolve_template()
+        self._check_users(template, intrinsics)
         tables = {t.logical_id: physical_table_name(self.stage, t.logical_id) for t in template.tables}
         emulated = [r for r in template.resources if r.type in EMULATED_TYPES]
         # Functions, state machines and topics have predictable names and ARNs: known from here on.
@@ -194,6 +210,9 @@ class LocalStack:
         self._template = template
         loader = HandlerLoader(template.functions)  # one set of modules for HTTP and Lambda invokes
         self._api = LocalApi(template, function_names=names.function_names, loader=loader, region=REGION)
+        if any(r.type == USER_POOL for r in emulated):
+            self._login = ManagedLogin(REGION)
+            self._api.mount(MANAGED_LOGIN_PREFIX, self._login, "managed login")
         self._server = LocalApiServer(self._api, self._host, self._port)  # binds now: a busy port fails early
         self._workflow = LocalWorkflow(template, names, loader, role_name=f"{self.stack_name}-functions")
         self._moto = MotoServer(self._moto_port)
@@ -206,15 +225,28 @@ class LocalStack:
         ids = self._provision(moto_endpoint, template, tables, intrinsics)
         self._admin_key = self._load_seed(moto_endpoint, tables)
         pools = {r.logical_id: ids[r.logical_id] for r in emulated if r.type == USER_POOL}
+        self._load_users(moto_endpoint, pools)
         # Links point at this server (its port is known once bound), unless PublicUrl was given.
         own = {} if self._parameters.get(PUBLIC_URL) else {PUBLIC_URL: self._server.url}
-        self._set_environment(template, intrinsics.with_refs(tables | ids | own), moto_endpoint, pools)
+        login_url = f"{self._server.url}{MANAGED_LOGIN_PREFIX}" if self._login else ""
+        self._set_environment(
+            template, intrinsics.with_refs(tables | ids | own), moto_endpoint, pools, login_url
+        )
         self._server.start()
         clients = {r.logical_id: ids[r.logical_id] for r in emulated if r.type == USER_POOL_CLIENT}
         machines = {m.logical_id: m.arn for m in names.state_machines}
         outbox = str(self.outbox_path)
         self._info = DevInfo(
-            self._server.url, moto_endpoint, REGION, self.stage, tables, pools, clients, machines, outbox
+            self._server.url,
+            moto_endpoint,
+            REGION,
+            self.stage,
+            tables,
+            pools,
+            clients,
+            machines,
+            outbox,
+            managed_login_url=login_url,
         )
         write_dev_json(self.dev_json_path, self._info)
         logger.info("local stack up: API %s, moto %s", self._info.api_url, moto_endpoint)
@@ -239,11 +271,18 @@ class LocalStack:
         return ids
 
     def _set_environment(
-        self, template: Template, intrinsics: Intrinsics, moto_endpoint: str, pools: Mapping[str, str]
+        self,
+        template: Template,
+        intrinsics: Intrinsics,
+        moto_endpoint: str,
+        pools: Mapping[str, str],
+        login_url: str,
     ) -> None:
         environment = function_environment(template, intrinsics)
         if len(pools) == 1:
             environment[JWKS_URL_VARIABLE] = jwks_url(moto_endpoint, next(iter(pools.values())))
+        if login_url:  # the domain's real URL (<prefix>.auth.<region>.amazoncognito.com) is AWS
+            environment[DOMAIN_URL_VARIABLE] = login_url
         self.outbox_path.parent.mkdir(parents=True, exist_ok=True)
         self.outbox_path.write_bytes(b"")  # this run's links only: an earlier run's codes are void
         environment[OUTBOX_VARIABLE] = str(self.outbox_path)
@@ -271,6 +310,34 @@ class LocalStack:
         except (BotoCoreError, ClientError, StoreUnavailableError) as exc:
             raise StackError(f"moto refused to store the seed: {exc}") from exc
 
+    def _check_users(self, template: Template, intrinsics: Intrinsics) -> None:
+        """Before anything starts: the seed's users need the one user pool, and its password policy."""
+        if not self._seed.users:
+            return
+        pools = [r for r in template.resources if r.type == USER_POOL]
+        if len(pools) != 1:
+            found = "no user pool (is EnableCognito false?)" if not pools else f"{len(pools)} user pools"
+            raise StackError(
+                f"the seed has users, which need exactly one Cognito user pool; the template has {found}"
+            )
+        policies = intrinsics.value(pools[0].properties.get("Policies", {}), where=pools[0].logical_id)
+        check_passwords(self._seed.users, PasswordPolicy.of_pool({"Policies": policies}))
+
+    def _load_users(self, endpoint: str, pools: Mapping[str, str]) -> None:
+        """Create the seed's users in the pool; the managed login keeps the scopes they may be granted."""
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        if not self._seed.users:
+            return
+        assert self._login is not None  # _check_users found the one pool
+        [pool_id] = pools.values()
+        try:
+            created = create_users(endpoint, pool_id, self._seed.users)
+        except (BotoCoreError, ClientError) as exc:
+            raise StackError(f"moto refused to create the seed's users: {exc}") from exc
+        for user in self._seed.users:
+            self._login.hold_scopes(pool_id, created[user.username], user.scopes)
+
     def _resolve_template(self) -> tuple[Intrinsics, Template]:
         template = load_template(self.project_dir / "template.yaml")
         intrinsics = stack_intrinsics(template, self.stage, self._parameters)
@@ -292,6 +359,7 @@ class LocalStack:
         self._info = None
         self._names = None
         self._admin_key = None
+        self._login = None
         with LocalStack._running_lock:
             if LocalStack._running is self:
                 LocalStack._running = None

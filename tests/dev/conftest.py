@@ -17,9 +17,26 @@ import pytest
 from toolfront_dev.cli import main
 from toolfront_dev.devinfo import DEV_JSON
 from toolfront_dev.lambdas import is_patched
+from toolfront_dev.seeds import parse_seed
 from toolfront_dev.stack import LocalStack
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
+#: The shared stack's seed: one Cognito user, whose group names a principal holding ``catalogue``.
+USER_EMAIL = "ann@example.com"
+USER_PASSWORD = "Correct-Horse-42"
+USER_GROUP = "catalogue_team"
+USER_SCOPES = ("catalogue.products:read",)
+SHARED_SEED: dict[str, Any] = {
+    "principals": [{"id": USER_GROUP, "permissions": ["catalogue"]}],
+    "users": [
+        {
+            "username": USER_EMAIL,
+            "password": USER_PASSWORD,
+            "groups": [USER_GROUP],
+            "scopes": list(USER_SCOPES),
+        }
+    ],
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,7 +138,8 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
     # Where `toolfront dev --project DIR` would write it, so `--local --project DIR` finds it.
     dev_json = tmp_path_factory.mktemp("project") / DEV_JSON
     environment_before = _environment()
-    local = LocalStack(PROJECT_DIR, "127.0.0.1", 0, 0, dev_json_path=dev_json).start()
+    seed = parse_seed(SHARED_SEED)
+    local = LocalStack(PROJECT_DIR, "127.0.0.1", 0, 0, dev_json_path=dev_json, seed=seed).start()
     try:
         yield local
     finally:

@@ -31,6 +31,7 @@ LIST_PRODUCTS = "/v1/tools/catalogue/list_products"
 START_TIMEOUT_SECONDS = 20
 ALICE_KEY = "tfk_alice0000001_" + "A" * 32
 EXPIRED_KEY = "tfk_expired00001_" + "B" * 32
+ALICE_PASSWORD = "Alice-Secret-2030"
 GOOD_SEED: dict[str, Any] = {
     "principals": [{"id": "alice", "permissions": ["catalogue"]}],
     "keys": [
@@ -48,6 +49,14 @@ GOOD_SEED: dict[str, Any] = {
             "requires_approval": True,
             "expires_at": "2020-01-01T00:00:00Z",
         },
+    ],
+    "users": [
+        {
+            "username": "alice@example.com",
+            "password": ALICE_PASSWORD,
+            "groups": ["alice"],
+            "scopes": ["catalogue.products:read"],
+        }
     ],
 }
 
@@ -99,7 +108,9 @@ def test_parse_seed_unknown_field_names_entry_and_field() -> None:
 
 
 def test_parse_seed_unknown_top_level_field_is_named() -> None:
-    assert "unknown field 'users'" in problem_of({**GOOD_SEED, "users": []})
+    assert "unknown field 'groups' (expected principals, keys, users)" in problem_of(
+        {**GOOD_SEED, "groups": []}
+    )
 
 
 @pytest.mark.parametrize(
@@ -270,6 +281,15 @@ def test_cli_dev_banner_prints_admin_key_used_by_the_curl(dev: Dev) -> None:
 
     assert key.startswith("tfk_")
     assert f"'Authorization: Bearer {key}'" in dev.line("try: curl")
+
+
+def test_cli_dev_banner_names_managed_login_and_seeded_user_never_the_password(dev: Dev) -> None:
+    api_url = dev.line("toolfront dev: API").split()[-1]
+
+    assert dev.line("  managed login") == f"  managed login {api_url}/_cognito/oauth2/authorize"
+    expected = "  seeded user alice@example.com (groups alice; scopes catalogue.products:read)"
+    assert dev.line("  seeded user") == expected
+    assert not any(ALICE_PASSWORD in line for line in dev.banner)
 
 
 def test_cli_dev_seed_file_key_authenticates_over_http(dev: Dev, fetch: Fetch) -> None:

@@ -10,6 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from werkzeug.test import Client as WerkzeugClient
+from werkzeug.test import EnvironBuilder
+from werkzeug.wrappers import Request, Response
 
 from tests.dev.conftest import Fetch
 from toolfront_dev.errors import RouteConflictError, TemplateError
@@ -230,3 +233,61 @@ def test_a_newline_in_the_path_cannot_forge_a_log_line() -> None:
 
     forged = "/v1/tools/catalogue/x\n2026-12-01 00:00:00,000 INFO forged"
     assert "\n" not in loggable(forged) and "\\n2026" in loggable(forged)
+
+
+# --- an app mounted beside the routes (the managed login's way in) ---------------------------
+
+
+class Recording:
+    """A mountable app that answers with the path and script root it saw."""
+
+    def dispatch(self, request: Request) -> Response:
+        body = {"path": request.path, "script_root": request.script_root, "query": request.args.get("q")}
+        return Response(json.dumps(body), status=201, mimetype="application/json")
+
+
+@pytest.fixture(scope="module")
+def mounted_api(tmp_path_factory: pytest.TempPathFactory) -> LocalApi:
+    api = LocalApi(load_template(write_project(tmp_path_factory.mktemp("mounted"))))
+    api.mount("/_local", Recording(), "recorder")
+    return api
+
+
+@pytest.mark.parametrize(("path", "inner"), [("/_local/a/b", "/a/b"), ("/_local", "/")])
+def test_mounted_app_sees_path_below_its_prefix(mounted_api: LocalApi, path: str, inner: str) -> None:
+    reply = WerkzeugClient(mounted_api).get(path, query_string={"q": "v"})
+
+    assert reply.status_code == 201
+    assert reply.get_json() == {"path": inner, "script_root": "/_local", "query": "v"}
+    assert "apigw-requestid" not in reply.headers
+
+
+def test_mounted_app_path_with_doubled_leading_slash_is_cut_as_matched(mounted_api: LocalApi) -> None:
+    environ = EnvironBuilder(path="/").get_environ()
+    environ["PATH_INFO"] = "//_local/x"  # werkzeug's request.path reads it as /_local/x
+
+    reply = mounted_api.dispatch(Request(environ))
+
+    assert json.loads(reply.get_data()) == {"path": "/x", "script_root": "/_local", "query": None}
+
+
+def test_mounted_prefix_is_no_prefix_of_longer_names(mounted_api: LocalApi) -> None:
+    reply = WerkzeugClient(mounted_api).get("/_localhost")
+
+    assert reply.status_code == 404
+    assert reply.get_json() == {"message": "Not Found"}  # the gateway's own, not the mounted app's
+
+
+def test_mounted_request_logged_by_path_without_query(
+    mounted_api: LocalApi, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.INFO, logger="toolfront_dev.server"):
+        WerkzeugClient(mounted_api).get("/_local/oauth2/x", query_string={"code": "c0de-secret"})
+
+    assert "GET /_local/oauth2/x -> 201 (recorder" in caplog.text
+    assert "c0de-secret" not in caplog.text
+
+
+def test_mount_over_a_template_route_raises(mounted_api: LocalApi) -> None:
+    with pytest.raises(TemplateError, match=r"GET /echo/\{id\}.*under /echo"):
+        mounted_api.mount("/echo", Recording(), "clash")

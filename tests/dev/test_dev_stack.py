@@ -224,3 +224,24 @@ def test_create_tables_global_secondary_index_created(stack: LocalStack) -> None
     assert index["IndexName"] == "by-owner"
     assert index["KeySchema"] == [{"AttributeName": "owner", "KeyType": "HASH"}]
     assert index["Projection"] == {"ProjectionType": "KEYS_ONLY"}
+
+
+def test_create_user_pools_domain_ref_is_its_prefix_and_names_its_pool(stack: LocalStack) -> None:
+    resources = [
+        ResourceSpec("Pool", "AWS::Cognito::UserPool", {}),
+        ResourceSpec(
+            "Domain",
+            "AWS::Cognito::UserPoolDomain",
+            {
+                "UserPoolId": {"Ref": "Pool"},
+                "Domain": {"Fn::Sub": "tests-${Stage}"},
+                "ManagedLoginVersion": 2,
+            },
+        ),
+    ]
+
+    ids = create_user_pools(stack.moto_endpoint, resources, Intrinsics({"Stage": "d"}), stage="d")
+
+    assert ids["Domain"] == "tests-d"
+    described = moto_client(stack.moto_endpoint, "cognito-idp").describe_user_pool_domain(Domain="tests-d")
+    assert described["DomainDescription"]["UserPoolId"] == ids["Pool"]
