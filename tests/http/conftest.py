@@ -18,6 +18,7 @@ import pytest
 from tests.helpers import free_port
 from toolfront.auth.keystore import DynamoDBKeyStore, issue_key
 from toolfront_dev.aws import moto_client
+from toolfront_dev.seeds import parse_seed
 from toolfront_dev.stack import LocalStack
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
@@ -77,14 +78,30 @@ class Api:
 
 #: Every call of this suite comes from 127.0.0.1: the per-address guards are raised for it, as
 #: ``toolfront dev --parameter`` would (the tests of the guards lower them again where they test them).
-ONE_ADDRESS_SUITE = {"RateLimitPublicIpGuardPerMinute": "100000", "MaxPublicHoldsPerIpPerHour": "100000"}
+#: The sign-in tests serve client ID metadata documents from a loopback https server of their own.
+ONE_ADDRESS_SUITE = {
+    "RateLimitPublicIpGuardPerMinute": "100000",
+    "MaxPublicHoldsPerIpPerHour": "100000",
+    "MaxRegistrationsPerIpPerHour": "100000",
+    "ClientMetadataHosts": "127.0.0.1",
+}
+#: A person who signs in on the local managed login: a member of the group (principal) ``shop``.
+USER, PASSWORD = "ann@example.com", "Correct-Horse-42-battery"
+SEED = {
+    "principals": [{"id": "shop", "permissions": ["catalogue"]}],
+    "users": [{"username": USER, "password": PASSWORD, "groups": ["shop"], "scopes": ["catalogue.*"]}],
+}
 
 
 @pytest.fixture(scope="package")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
     dev_json = tmp_path_factory.mktemp("stack") / "dev.json"  # never the developer's own
     with LocalStack(
-        PROJECT_DIR, port=free_port(), dev_json_path=dev_json, parameters=ONE_ADDRESS_SUITE
+        PROJECT_DIR,
+        port=free_port(),
+        dev_json_path=dev_json,
+        parameters=ONE_ADDRESS_SUITE,
+        seed=parse_seed(SEED),
     ) as running:
         yield running
 
