@@ -9,13 +9,17 @@ STAMP := $(VENV)/.installed
 # The TypeScript MCP SDK client the tests drive /mcp with (node from the machine, packages from npm).
 NODE_STAMP := tests/mcp_ts/node_modules/.installed
 SAM_STAMP := $(SAM_VENV)/.installed
+# langchain-mcp-adapters needs the 1.x MCP SDK (the project's own venv has 2.x): a venv of its own,
+# driven by tests/http/test_mcp_langchain.py as a separate process.
+LANGCHAIN_VENV := .venv-langchain
+LANGCHAIN_STAMP := $(LANGCHAIN_VENV)/.installed
 # No AWS account is needed for anything here; keep SAM and boto3 from probing for one.
 export SAM_CLI_TELEMETRY := 0
 export AWS_EC2_METADATA_DISABLED := true
 
 .PHONY: install dev test lint typecheck template-check sam-build unit bench clean browser
 
-install: $(STAMP) $(NODE_STAMP)
+install: $(STAMP) $(NODE_STAMP) $(LANGCHAIN_STAMP)
 
 $(STAMP): pyproject.toml layers/core/requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -25,6 +29,12 @@ $(STAMP): pyproject.toml layers/core/requirements.txt
 
 $(NODE_STAMP): tests/mcp_ts/package.json tests/mcp_ts/package-lock.json
 	cd tests/mcp_ts && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+$(LANGCHAIN_STAMP): tests/mcp_langchain/requirements.txt
+	$(PYTHON) -m venv $(LANGCHAIN_VENV)
+	$(LANGCHAIN_VENV)/bin/pip install --quiet --upgrade pip
+	$(LANGCHAIN_VENV)/bin/pip install --quiet -r tests/mcp_langchain/requirements.txt
 	touch $@
 
 # SAM CLI pins its own boto3, pydantic and click, so it lives in a venv of its own.
@@ -72,4 +82,4 @@ bench: install
 	$(BIN)/python bench/run.py
 
 clean:
-	rm -rf $(VENV) $(SAM_VENV) .aws-sam .toolfront .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) $(SAM_VENV) $(LANGCHAIN_VENV) .aws-sam .toolfront .pytest_cache .mypy_cache .ruff_cache .hypothesis
