@@ -193,7 +193,7 @@ def test_the_consent_page_names_the_client_and_binds_the_decision_to_the_browser
     assert "app.example.net" in html and "not checked" in html
     (cookie,) = page["cookies"]
     assert cookie.startswith("__Secure-toolfront-consent=")
-    assert all(a in cookie for a in ("HttpOnly", "SameSite=Strict", "Secure"))
+    assert all(a in cookie for a in ("HttpOnly", "SameSite=Strict", "Secure", "Path=/oauth/authorize;"))
 
 
 def consent(client_id: str, **overrides: str | None) -> tuple[str, str]:

@@ -10,7 +10,7 @@ import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, urlsplit
 
 from toolfront.adapters.http import (
     Event,
@@ -95,7 +95,9 @@ class SignInFacade:
             page = self._authorizer.request(query, source_ip_of(event), self._resources(base))
             secure = base.startswith("https://")
             cookie = _cookie_name(secure)
-            attributes = "; Path=/oauth/authorize; HttpOnly; SameSite=Strict; Max-Age=600"
+            # The page's own path (under PublicUrl's path, when the API sits below one)
+            path = urlsplit(base).path.rstrip("/") + "/oauth/authorize"
+            attributes = f"; Path={path}; HttpOnly; SameSite=Strict; Max-Age=600"
             return {
                 "statusCode": 200,
                 "headers": PAGE_HEADERS,
