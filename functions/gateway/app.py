@@ -111,6 +111,12 @@ def mcp_endpoint() -> McpEndpoint:
     )
 
 
+@cache
+def families() -> frozenset[str]:
+    """The families with an MCP endpoint of their own (every module of the manifest)."""
+    return frozenset(str(tool["module"]) for tool in all_tools() if tool.get("module") not in (None, "core"))
+
+
 def mcp(event: dict[str, Any], request_id: str) -> dict[str, Any]:
     """``POST /mcp`` (``GET``/``DELETE`` answer 405): MCP for every tool."""
     return mcp_endpoint().handle(event)
@@ -118,6 +124,8 @@ def mcp(event: dict[str, Any], request_id: str) -> dict[str, Any]:
 
 UNKNOWN_NAMESPACE = "POST /v1/tools/{namespace}/{verb_noun}"
 UNKNOWN_MCP_SERVER = "POST /mcp/{family}"
+# A family's MCP endpoint has no SSE stream to GET and no session to DELETE either: 405, as /mcp.
+MCP_SERVER_STREAMS = frozenset({"GET /mcp/{family}", "DELETE /mcp/{family}"})
 ROUTES = {
     "POST /mcp": mcp,
     "GET /mcp": mcp,
@@ -144,8 +152,10 @@ def lambda_handler(event: dict[str, Any], context: Any) -> Any:
         refuse_credentials_in_url(event.get("queryStringParameters") or {})
     except CallRefusedError as refused:
         return error_response(refused, request_id)
-    if route_key == UNKNOWN_MCP_SERVER:
+    if route_key == UNKNOWN_MCP_SERVER or route_key in MCP_SERVER_STREAMS:
         family = str((event.get("pathParameters") or {}).get("family", ""))
+        if route_key in MCP_SERVER_STREAMS and family in families():
+            return {"statusCode": 405, "headers": {"allow": "POST", "x-request-id": request_id}, "body": ""}
         missing = NotFoundError(f"no tool family is called {family!r}", details={"family": family})
         return error_response(missing, request_id)
     if route_key == UNKNOWN_NAMESPACE:

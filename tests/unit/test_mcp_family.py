@@ -59,3 +59,16 @@ def test_an_mcp_endpoint_of_no_family_is_404(aws: None) -> None:
     event["pathParameters"] = {"family": "nosuchfamily"}
     response = gateway(event, None)
     assert response["statusCode"] == 404 and json.loads(response["body"])["error"]["code"] == "not_found"
+
+
+@pytest.mark.parametrize("method", ["GET", "DELETE"])
+def test_a_family_endpoint_has_no_stream_or_session_to_open(aws: None, method: str) -> None:
+    # what SSE-first clients (mcp-remote) try after POST: 405 says "no stream here", 404 "no server"
+    gateway: Handler = load_family("gateway").lambda_handler
+    event = load_event("mcp_tools_call")
+    event["routeKey"] = f"{method} /mcp/{{family}}"
+    event["pathParameters"] = {"family": "catalogue"}
+    response = gateway(event, None)
+    assert (response["statusCode"], response["headers"]["allow"]) == (405, "POST")
+    event["pathParameters"] = {"family": "nosuchfamily"}
+    assert gateway(event, None)["statusCode"] == 404
