@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import base64
 import binascii
+import csv
+import io
 import json
 import math
 import os
 from typing import Any
 
-from toolfront import CallContext, Tool, ToolError, dynamodb, family_handler
+from toolfront import CallContext, Tool, ToolError, ToolResult, dynamodb, family_handler, results
 
 FAMILY = "catalogue"
 SCOPE_READ = "catalogue.products:read"
@@ -193,6 +195,56 @@ def _discounted(sku: str, was: int, price: int) -> dict[str, Any]:
     }
 
 
+def _every_product() -> list[dict[str, Any]]:
+    request: dict[str, Any] = {"TableName": _table()}
+    found: list[dict[str, Any]] = []
+    while True:
+        page = dynamodb.call("scan", **request)
+        found.extend(_from_item(item) for item in page.get("Items", []))
+        if "LastEvaluatedKey" not in page:
+            return sorted(found, key=lambda product: product["sku"])
+        request["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+
+def export_products(data: dict[str, Any], ctx: CallContext) -> ToolResult:
+    products = _every_product()
+    if data.get("format", "csv") == "json":
+        exported = results.embedded_resource(
+            "toolfront://catalogue/products.json", text=json.dumps(products), mime_type="application/json"
+        )
+    else:
+        sheet = io.StringIO()
+        writer = csv.DictWriter(
+            sheet, fieldnames=["sku", "name", "price_cents", "currency"], lineterminator="\n"
+        )
+        writer.writeheader()
+        writer.writerows(products)
+        exported = results.embedded_resource(
+            "toolfront://catalogue/products.csv", text=sheet.getvalue(), mime_type="text/csv"
+        )
+    return ToolResult(content=[exported], data={"count": len(products)})
+
+
+def get_product_label(data: dict[str, Any], ctx: CallContext) -> ToolResult:
+    product = get_product(data, ctx)["product"]
+    price = f"{product['price_cents'] // 100}.{product['price_cents'] % 100:02d} {product['currency']}"
+    lines = (("sku", product["sku"], 16), ("name", product["name"], 22), ("price", price, 30))
+    texts = "".join(
+        f'<text x="16" y="{28 + 36 * i}" font-size="{size}" class="{kind}">{_xml(value)}</text>'
+        for i, (kind, value, size) in enumerate(lines)
+    )
+    svg = (
+        '<svg xmlns="http://www.w3.org/2000/svg" width="320" height="128" viewBox="0 0 320 128">'
+        '<rect width="320" height="128" rx="8" fill="#fff" stroke="#222" stroke-width="2"/>'
+        f'<g font-family="sans-serif" fill="#222">{texts}</g></svg>'
+    )
+    return ToolResult(content=[results.image(svg.encode("utf-8"))], data={"sku": product["sku"]})
+
+
+def _xml(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+
+
 def api_tools() -> list[Tool]:
     admin = {"audience": "admin", "permission": PERMISSION}
     return [
@@ -228,6 +280,60 @@ def api_tools() -> list[Tool]:
                 "required": ["sku"],
                 "additionalProperties": False,
             },
+            annotations={"read_only": True, "idempotent": True},
+        ),
+        Tool.new(
+            name="catalogue.export_products",
+            scope=SCOPE_READ,
+            handler=export_products,
+            **admin,
+            title="Export every product",
+            description="Exports the whole catalogue as one embedded resource: CSV (the default; header "
+            "sku,name,price_cents,currency, one product per line, by sku) or JSON (a list of products). "
+            "The data says how many products it holds. Read-only; use catalogue.list_products to page "
+            "through products instead.",
+            input_schema={
+                "type": "object",
+                "properties": {
+                    "format": {
+                        "type": "string",
+                        "enum": ["csv", "json"],
+                        "default": "csv",
+                        "description": "csv (text/csv) or json (application/json).",
+                    }
+                },
+                "additionalProperties": False,
+            },
+            output_schema={
+                "type": "object",
+                "properties": {"count": {"type": "integer", "minimum": 0}},
+                "required": ["count"],
+                "additionalProperties": False,
+            },
+            annotations={"read_only": True, "idempotent": True},
+        ),
+        Tool.new(
+            name="catalogue.get_product_label",
+            scope=SCOPE_READ,
+            handler=get_product_label,
+            **admin,
+            title="Get a product's price label",
+            description="Draws the price label of one product as an SVG image (image/svg+xml) naming its "
+            "sku, name and price, for printing or showing to a person. An unknown sku is a not_found "
+            "error. Read-only.",
+            input_schema={
+                "type": "object",
+                "properties": {"sku": _SKU},
+                "required": ["sku"],
+                "additionalProperties": False,
+            },
+            output_schema={
+                "type": "object",
+                "properties": {"sku": _SKU},
+                "required": ["sku"],
+                "additionalProperties": False,
+            },
+            mime_type="image/svg+xml",
             annotations={"read_only": True, "idempotent": True},
         ),
         Tool.new(

@@ -7,13 +7,15 @@ from types import ModuleType
 from toolfront import CallContext, Registry
 
 
-def test_catalogue_declares_its_six_tools_all_valid(catalogue: ModuleType, caplog: object) -> None:
+def test_catalogue_declares_its_eight_tools_all_valid(catalogue: ModuleType, caplog: object) -> None:
     registry = Registry.from_modules([catalogue])
     assert registry.names() == [
         "catalogue.create_product",
         "catalogue.delete_product",
         "catalogue.discount_products",
+        "catalogue.export_products",
         "catalogue.get_product",
+        "catalogue.get_product_label",
         "catalogue.list_products",
         "catalogue.set_prices",
     ]

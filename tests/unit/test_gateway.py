@@ -44,7 +44,9 @@ def test_list_tools_shows_an_admin_every_catalogue_tool(gateway: ModuleType) -> 
         "catalogue.create_product",
         "catalogue.delete_product",
         "catalogue.discount_products",
+        "catalogue.export_products",
         "catalogue.get_product",
+        "catalogue.get_product_label",
         "catalogue.list_products",
         "catalogue.set_prices",
     }
@@ -56,7 +58,9 @@ def test_list_tools_hides_what_the_scope_does_not_cover(gateway: ModuleType) -> 
     seed("events-admin", ["catalogue.products:read"], permissions=["catalogue"], key=EVENT_ADMIN_KEY)
     names = listed(gateway.lambda_handler(event("list_tools_admin"), None))
     assert [n for n in names if n.startswith("catalogue.")] == [
+        "catalogue.export_products",
         "catalogue.get_product",
+        "catalogue.get_product_label",
         "catalogue.list_products",
     ]
 

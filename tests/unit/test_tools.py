@@ -207,7 +207,7 @@ def test_title_not_a_string_is_refused() -> None:
 
 def test_handler_not_callable_is_refused() -> None:
     assert errors_of(**admin(handler="app.handler")) == [
-        "handler must be a callable handler(input, ctx) -> dict"
+        "handler must be a callable handler(input, ctx) -> dict or ToolResult"
     ]
 
 

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
         ToolError,
         ToolfrontError,
     )
+    from toolfront.results import ToolResult
     from toolfront.tools.definition import Annotations, Audience, CallContext, Tool
     from toolfront.tools.registry import Registry
     from toolfront.tools.validation import InputError
@@ -32,6 +33,7 @@ _EXPORTS = {
     "Tool": "toolfront.tools.definition",
     "Registry": "toolfront.tools.registry",
     "InputError": "toolfront.tools.validation",
+    "ToolResult": "toolfront.results",
     "DuplicateToolError": "toolfront.errors",
     "RegistryError": "toolfront.errors",
     "ToolDefinitionError": "toolfront.errors",
@@ -51,12 +53,16 @@ __all__ = [
     "Tool",
     "ToolDefinitionError",
     "ToolError",
+    "ToolResult",
     "ToolfrontError",
     "family_handler",
+    "results",
 ]
 
 
 def __getattr__(name: str) -> Any:
+    if name in ("results", "dynamodb"):  # submodules tool authors use: import_module binds them here
+        return import_module(f"toolfront.{name}")
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'toolfront' has no attribute {name!r}")

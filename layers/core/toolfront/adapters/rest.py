@@ -5,6 +5,7 @@ This module and the MCP adapter are the only places that map toolfront errors to
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -24,6 +25,7 @@ from toolfront.adapters.http import (
 from toolfront.calls.call import Call, CallResult, Entry
 from toolfront.calls.pipeline import CallPipeline
 from toolfront.errors import UnknownToolError
+from toolfront.results import only_binary
 from toolfront.settings import current
 
 logger = logging.getLogger("toolfront.adapters.rest")
@@ -31,7 +33,13 @@ logger = logging.getLogger("toolfront.adapters.rest")
 TOOL_PATH_PREFIX = "/v1/tools/"
 
 
-def result_response(result: CallResult, request_id: str) -> Response:
+def result_response(result: CallResult, request_id: str, accept: str | None = None) -> Response:
+    """The HTTP answer of a call; a success whose only binary block has the MIME type ``accept``
+    names exactly is those bytes (``Content-Type`` that type), anything else the JSON envelope."""
+    if accept and result.status == 200 and result.body is not None and '"content":' in result.body:
+        raw = _raw_answer(result, request_id, accept)
+        if raw is not None:
+            return raw
     if result.replayed and result.body is not None:  # the first answer exactly; this request's id header
         replayed = {**result.headers, "idempotent-replayed": "true"}
         return text_response(result.status, result.body, request_id, replayed)
@@ -42,6 +50,26 @@ def result_response(result: CallResult, request_id: str) -> Response:
     return json_response(
         result.status, {"data": result.data, "request_id": request_id}, request_id, result.headers
     )
+
+
+def _raw_answer(result: CallResult, request_id: str, accept: str) -> Response | None:
+    assert result.body is not None
+    content = json.loads(result.body).get("content")
+    found = only_binary(content) if isinstance(content, list) else None
+    if found is None or not _names_exactly(accept, found[0]):
+        return None
+    mime_type, data = found
+    headers = {**result.headers, "content-type": mime_type, "x-request-id": request_id}
+    if result.replayed:
+        headers["idempotent-replayed"] = "true"
+    # API Gateway decodes a base64 body flagged so: the client receives the bytes themselves.
+    return {"statusCode": 200, "headers": headers, "body": data, "isBase64Encoded": True}
+
+
+def _names_exactly(accept: str, mime_type: str) -> bool:
+    """Whether ``Accept`` lists ``mime_type`` itself (not through a wildcard) and not JSON."""
+    listed = {part.split(";")[0].strip().lower() for part in accept.split(",")}
+    return mime_type.split(";", maxsplit=1)[0].strip().lower() in listed and "application/json" not in listed
 
 
 def tool_name_of(raw_path: str) -> str | None:
@@ -86,4 +114,5 @@ class RestAdapter:
         settings = current()
         base_url = base_url_of(event, settings.public_url, settings.region)
         call = call_of(event, tool_name, request_id, context, base_url=base_url)
-        return result_response(self._pipeline().run(call), request_id)
+        accept = headers_of(event).get("accept")
+        return result_response(self._pipeline().run(call), request_id, accept)

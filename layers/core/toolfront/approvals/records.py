@@ -102,6 +102,7 @@ class Approval:
     decided_at: datetime | None = None
     decided_by: str | None = None
     result: Any = None
+    result_content: list[dict[str, Any]] | None = None  # a ToolResult's blocks, in wire form
     error: dict[str, Any] | None = None
     code_hash: str | None = field(default=None, repr=False)
     task_token: str | None = field(default=None, repr=False)  # never leaves the backend
@@ -120,5 +121,6 @@ class Approval:
             "expires_at": rfc3339(self.expires_at),
             "decided_at": rfc3339(self.decided_at) if self.decided_at else None,
             "result": self.result,
+            **({"result_content": self.result_content} if self.result_content is not None else {}),
             "error": self.error,
         }

@@ -29,6 +29,7 @@ from toolfront.errors import (
     UnauthenticatedError,
     UnknownToolError,
 )
+from toolfront.tools.answers import answer_parts
 from toolfront.tools.definition import CallContext, Tool
 from toolfront.tools.registry import Registry
 
@@ -71,7 +72,7 @@ class ApprovedCallRunner:
             if fingerprint(tool.name, approval.input) != approval.input_digest:
                 raise CallRefusedError("the stored input does not match its digest")
             actor = self.recheck(approval, tool)
-            data = self._run_handler(tool, approval, actor)
+            data, content = answer_parts(tool, self._run_handler(tool, approval, actor))
         except (CallRefusedError, ToolError) as refused:
             outcome = self._finish(
                 approval, ApprovalStatus.FAILED, error={"code": refused.code, "message": refused.message}
@@ -82,9 +83,10 @@ class ApprovedCallRunner:
             outcome = self._finish(approval, ApprovalStatus.FAILED, error=FAILED_WITHOUT_DETAIL)
             status, error = 500, InternalError()
         else:
-            outcome = self._finish(
-                approval, ApprovalStatus.SUCCEEDED, result=redact(data, fields=tool.secret_fields)
-            )
+            kept = {"result": redact(data, fields=tool.secret_fields)}
+            if content is not None:  # a ToolResult's blocks are kept beside its data, exactly
+                kept["result_content"] = redact(content, fields=tool.secret_fields)
+            outcome = self._finish(approval, ApprovalStatus.SUCCEEDED, **kept)
             status = 200
         call = Call(tool_name=approval.tool, request_id=approval.approval_id, entry=Entry.APPROVAL)
         result = CallResult(status, error=error, actor=actor)  # a failed run counts as ApprovalsFailed
@@ -115,17 +117,14 @@ class ApprovedCallRunner:
         authorize(audience=str(tool.audience), scope=tool.scope, permission=tool.permission, actor=actor)
         return actor
 
-    def _run_handler(self, tool: Tool, approval: Approval, actor: Actor) -> dict[str, Any]:
+    def _run_handler(self, tool: Tool, approval: Approval, actor: Actor) -> Any:
         ctx = CallContext(
             request_id=approval.request_id,
             tool=tool.name,
             actor=actor,
             client_token_hash=approval.client_token_hash,
         )
-        data = tool.handler(dict(approval.input), ctx)
-        if not isinstance(data, dict):
-            raise TypeError(f"handler of {tool.name} returned {type(data).__name__}, not a dict")
-        return data
+        return tool.handler(dict(approval.input), ctx)
 
     def _finish(self, approval: Approval, status: ApprovalStatus, **fields: Any) -> ApprovalStatus:
         try:

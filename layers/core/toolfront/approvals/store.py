@@ -181,6 +181,7 @@ def _from_item(item: dict[str, Any]) -> Approval:
     try:
         requester = json.loads(item["requester"]["S"])
         result = _text(item, "result")
+        content = _text(item, "result_content")
         error = _text(item, "error")
         created, expires = _moment(item, "created_at"), _moment(item, "expires_at")
         assert created is not None and expires is not None
@@ -207,6 +208,7 @@ def _from_item(item: dict[str, Any]) -> Approval:
             decided_at=_moment(item, "decided_at"),
             decided_by=_text(item, "decided_by"),
             result=json.loads(result) if result is not None else None,
+            result_content=json.loads(content) if content is not None else None,
             error=json.loads(error) if error is not None else None,
             code_hash=_text(item, "code_hash"),
             task_token=_text(item, "task_token"),

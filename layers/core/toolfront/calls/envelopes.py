@@ -8,9 +8,12 @@ from toolfront.encoding import strict_json as _encode
 from toolfront.errors import ToolfrontError
 
 
-def success_body(data: Any, request_id: str) -> str:
-    """``{"data": ..., "request_id": ...}``; raises ``TypeError``/``ValueError`` for non-JSON data."""
-    return _encode({"data": data, "request_id": request_id})
+def success_body(data: Any, request_id: str, content: list[dict[str, Any]] | None = None) -> str:
+    """``{"data": ..., "request_id": ...}``, with ``content`` (the blocks of a ``ToolResult``, in wire
+    form) after the data when there are blocks; raises ``TypeError``/``ValueError`` for non-JSON data."""
+    if content is None:
+        return _encode({"data": data, "request_id": request_id})
+    return _encode({"data": data, "content": content, "request_id": request_id})
 
 
 def error_body(error: ToolfrontError, request_id: str) -> str:

@@ -59,6 +59,7 @@ from toolfront.errors import (
     UnauthenticatedError,
     UnknownToolError,
 )
+from toolfront.tools.answers import answer_parts
 from toolfront.tools.definition import CallContext, Tool
 from toolfront.tools.registry import Registry
 from toolfront.tools.rules import cost_of, longest_list
@@ -211,12 +212,14 @@ class CallPipeline:
             return self._hold(call, tool, actor, arguments, reason, record, progress)
         record.began(error_body(InternalError(), call.request_id))  # from here a crash is kept, not undone
         try:
-            data = _run_handler(tool, arguments, ctx)
+            returned = _run_handler(tool, arguments, ctx)
         except (ToolError, CallRefusedError) as exc:  # the handler's own answer: kept like a success
             refused = _scrubbed(exc, tool, progress.secrets) if isinstance(exc, ToolError) else exc
             record.complete(refused.http_status, error_body(refused, call.request_id))
             raise refused from None
-        return self._answer(call, tool, actor, data, record, progress)
+        # Data that breaks the output schema raises here: a 500, kept for the key as the crash it is.
+        data, content = answer_parts(tool, returned)
+        return self._answer(call, tool, actor, data, content, record, progress)
 
     def _hold(
         self,
@@ -258,11 +261,12 @@ class CallPipeline:
         call: Call,
         tool: Tool,
         actor: Actor,
-        data: dict[str, Any],
+        data: dict[str, Any] | None,
+        content: list[dict[str, Any]] | None,
         record: IdempotencyRecord,
         progress: _Progress,
     ) -> CallResult:
-        body = success_body(data, call.request_id)  # not JSON data: raises, a 500 (the record releases)
+        body = success_body(data, call.request_id, content)  # not JSON data: raises, a 500 (kept)
         # The JSON text is searched first (fast, in C); the walks run only when it could matter.
         fields = tool.secret_fields
         if mentions_secret_field(body, fields) and carries_credential(data, fields):
@@ -272,7 +276,8 @@ class CallPipeline:
             return CallResult(200, data=data, actor=actor, headers=progress.headers, body=body)
         if any(secret in body for secret in progress.secrets):
             data = redact(data, secrets=progress.secrets)
-            body = success_body(data, call.request_id)
+            content = redact(content, secrets=progress.secrets)
+            body = success_body(data, call.request_id, content)
         record.complete(200, body)
         return CallResult(200, data=data, actor=actor, headers=progress.headers, body=body)
 
@@ -326,9 +331,9 @@ def _scrubbed(error: ToolError, tool: Tool, secrets: list[str]) -> ToolError:
     return ToolError(error.code, message, error.http_status, details=details)
 
 
-def _run_handler(tool: Tool, arguments: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
+def _run_handler(tool: Tool, arguments: dict[str, Any], ctx: CallContext) -> Any:
     try:
-        data = tool.handler(arguments, ctx)
+        return tool.handler(arguments, ctx)
     except ToolfrontError:
         raise
     except Exception as exc:
@@ -337,6 +342,3 @@ def _run_handler(tool: Tool, arguments: dict[str, Any], ctx: CallContext) -> dic
         if isinstance(translated(exc), StoreUnavailableError):
             raise StoreUnavailableError(HANDLER_STORE_DOWN) from exc
         raise
-    if not isinstance(data, dict):
-        raise TypeError(f"handler of {tool.name} returned {type(data).__name__}, not a dict")
-    return data

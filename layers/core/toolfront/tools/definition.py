@@ -15,7 +15,9 @@ from enum import StrEnum
 from typing import Any, Literal
 
 from toolfront.auth.actors import PERMISSION, TOOL_SCOPE, Actor
+from toolfront.encoding import strict_json
 from toolfront.errors import ToolDefinitionError
+from toolfront.results import MIME_TYPE, ToolResult
 from toolfront.tools.rules import CONTROL_FIELDS, ToolRules
 from toolfront.tools.schema import check_schema
 from toolfront.tools.validation import (
@@ -71,7 +73,7 @@ class CallContext:
     client_token_hash: str | None = None  # the caller's client token, hashed (public tools)
 
 
-Handler = Callable[[dict[str, Any], CallContext], dict[str, Any]]
+Handler = Callable[[dict[str, Any], CallContext], "dict[str, Any] | ToolResult"]
 DangerCheck = Callable[[dict[str, Any], CallContext], bool]
 CostFunction = Callable[[dict[str, Any]], int]
 Danger = Literal["always"] | DangerCheck | None
@@ -99,8 +101,12 @@ class Tool(ToolRules):
     credentials: tuple[str, ...] = ()
     max_items: int | None = None
     cost: Cost = None
+    mime_type: str | None = None  # the default MIME type of the tool's binary result blocks
+    icons: tuple[dict[str, Any], ...] = ()  # {"src": https: or data: URI, "mime_type"?, "sizes"?}
+    meta: dict[str, Any] | None = None  # sent as the tool's _meta on MCP
     # Compiled on the first call, shared between tools with the same schema.
     _validator: InputValidator | None = field(default=None, init=False, repr=False, compare=False)
+    _output_validator: InputValidator | None = field(default=None, init=False, repr=False, compare=False)
 
     @classmethod
     def new(cls, **fields_: Any) -> Tool:
@@ -138,6 +144,17 @@ class Tool(ToolRules):
             object.__setattr__(self, "_validator", validator)
         return validator.errors(instance)
 
+    def validate_output(self, instance: Any) -> tuple[InputError, ...]:
+        """Every error in a success's ``instance`` against the output schema (empty when valid or
+        when the tool declares none): the same restricted validator as for inputs."""
+        if self.output_schema is None:
+            return ()
+        validator = self._output_validator
+        if validator is None:
+            validator = validator_for(self.output_schema)
+            object.__setattr__(self, "_output_validator", validator)
+        return validator.errors(instance)
+
     def with_integers(self, arguments: dict[str, Any]) -> dict[str, Any]:
         """``arguments`` with integral floats made integers where the input schema says ``integer``
         (the handler, the fingerprint and the stores then see ``66``, never ``66.0``)."""
@@ -163,6 +180,9 @@ class Tool(ToolRules):
             "credentials": list(self.credentials),
             "max_items": self.max_items,
             "cost": self.cost if self.cost is None or isinstance(self.cost, int) else "dynamic",
+            "mime_type": self.mime_type,
+            "icons": [dict(icon) for icon in self.icons],
+            "meta": self.meta,
         }
 
 
@@ -190,9 +210,9 @@ def _normalise(given: dict[str, Any], errors: list[str]) -> dict[str, Any]:
             errors.append(f"annotations has unknown hints: {', '.join(map(str, unknown))}")
         else:
             values["annotations"] = Annotations(**annotations)
-    credentials = values.get("credentials")
-    if isinstance(credentials, list | tuple):
-        values["credentials"] = tuple(credentials)
+    for listed in ("credentials", "icons"):
+        if isinstance(values.get(listed), list | tuple):
+            values[listed] = tuple(values[listed])
     return values
 
 
@@ -204,7 +224,45 @@ def _problems(tool: Tool) -> list[str]:
     _check_schemas(tool, errors)
     _check_behaviour(tool, errors)
     _check_client_token(tool, errors)
+    _check_presentation(tool, errors)
     return errors
+
+
+def _check_presentation(tool: Tool, errors: list[str]) -> None:
+    """``mime_type``, ``icons`` and ``meta`` (Phantom.Tool's fields), each named when wrong."""
+    if tool.mime_type is not None and not (
+        isinstance(tool.mime_type, str) and MIME_TYPE.fullmatch(tool.mime_type)
+    ):
+        errors.append(f"mime_type must look like 'type/subtype' (image/png), got {tool.mime_type!r}")
+    if not isinstance(tool.icons, tuple):
+        errors.append("icons must be a list of {src, mime_type?, sizes?} objects")
+    else:
+        for i, icon in enumerate(tool.icons):
+            errors.extend(f"icons[{i}] {problem}" for problem in _icon_problems(icon))
+    if tool.meta is not None:
+        if not isinstance(tool.meta, dict):
+            errors.append(f"meta must be a JSON object (dict), got {type(tool.meta).__name__}")
+        else:
+            try:
+                strict_json(tool.meta)
+            except (TypeError, ValueError) as exc:
+                errors.append(f"meta must be JSON data: {exc}")
+
+
+def _icon_problems(icon: Any) -> list[str]:
+    if not isinstance(icon, dict):
+        return [f"must be an object {{src, mime_type?, sizes?}}, got {type(icon).__name__}"]
+    found = [f"has unknown field {name!r}" for name in sorted(set(icon) - {"src", "mime_type", "sizes"})]
+    src = icon.get("src")
+    if not isinstance(src, str) or not (src.startswith("https://") or src.startswith("data:")):
+        found.append(f"src must be an https: or data: URI, got {src!r}")
+    mime = icon.get("mime_type")
+    if mime is not None and not (isinstance(mime, str) and MIME_TYPE.fullmatch(mime)):
+        found.append(f"mime_type must look like 'type/subtype' (image/png), got {mime!r}")
+    sizes = icon.get("sizes")
+    if sizes is not None and not (isinstance(sizes, list) and all(isinstance(s, str) and s for s in sizes)):
+        found.append(f"sizes must be a list of strings like '48x48' or 'any', got {sizes!r}")
+    return found
 
 
 def _check_name(tool: Tool, errors: list[str]) -> None:
@@ -245,7 +303,7 @@ def _check_texts(tool: Tool, errors: list[str]) -> None:
         if not isinstance(getattr(tool, label), str):
             errors.append(f"{label} must be a string")
     if not callable(tool.handler):
-        errors.append("handler must be a callable handler(input, ctx) -> dict")
+        errors.append("handler must be a callable handler(input, ctx) -> dict or ToolResult")
     if not isinstance(tool.annotations, Annotations):
         errors.append("annotations must be a dict of hints or an Annotations object")
     elif not all(isinstance(v, bool) for v in tool.annotations.as_dict().values()):

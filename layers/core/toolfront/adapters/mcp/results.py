@@ -61,7 +61,21 @@ def tool_entry(tool: dict[str, Any]) -> dict[str, Any]:
     }
     if tool.get("output_schema"):
         entry["outputSchema"] = tool["output_schema"]
+    if tool.get("icons"):
+        entry["icons"] = [_icon(icon) for icon in tool["icons"]]
+    if tool.get("meta") is not None:
+        entry["_meta"] = tool["meta"]
     return entry
+
+
+def _icon(icon: dict[str, Any]) -> dict[str, Any]:
+    """An icon in MCP's spelling (``mimeType``)."""
+    found: dict[str, Any] = {"src": icon["src"]}
+    if icon.get("mime_type"):
+        found["mimeType"] = icon["mime_type"]
+    if icon.get("sizes"):
+        found["sizes"] = icon["sizes"]
+    return found
 
 
 class ToolCatalog:
@@ -106,4 +120,18 @@ def result_of_answer(status: int, body: dict[str, Any]) -> dict[str, Any]:
         return error_result(body["error"])
     if status == 202:
         return held_result(body["data"])
+    if "content" in body:
+        return content_result(body["content"], body.get("data"))
     return success_result(body["data"])
+
+
+def content_result(content: list[dict[str, Any]], data: Any) -> dict[str, Any]:
+    """A ``ToolResult``'s blocks in the handler's order; its data as ``structuredContent``, and then
+    as one text block at the end unless the handler gave a text block itself."""
+    blocks = list(content)
+    result: dict[str, Any] = {"content": blocks, "isError": False}
+    if data is not None:
+        result["structuredContent"] = data
+        if not any(block.get("type") == "text" for block in blocks):
+            blocks.append({"type": "text", "text": _encode(data)})
+    return result
