@@ -63,10 +63,12 @@ def scan_approvals(tables: StackTables, table: str, status: str | None) -> list[
         "ProjectionExpression": ", ".join(names),
         "ExpressionAttributeNames": names,
     }
+    # The parts of a large result (``toolfront.aws.bodies``) share the table: they are no approvals.
+    request["FilterExpression"] = "attribute_not_exists(chunk)"
     if status is not None:
         # "status" is a DynamoDB reserved word: compared through its placeholder.
         placeholder = next(key for key, field in names.items() if field == "status")
-        request["FilterExpression"] = f"{placeholder} = :status"
+        request["FilterExpression"] += f" AND {placeholder} = :status"
         request["ExpressionAttributeValues"] = {":status": {"S": status}}
     items: list[Mapping[str, Any]] = []
     with tables.reached() as client:

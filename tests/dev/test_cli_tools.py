@@ -14,7 +14,9 @@ CATALOGUE_TOOLS = {
     "catalogue.create_product",
     "catalogue.delete_product",
     "catalogue.discount_products",
+    "catalogue.export_products",
     "catalogue.get_product",
+    "catalogue.get_product_label",
     "catalogue.list_products",
     "catalogue.set_prices",
 }

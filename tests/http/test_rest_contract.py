@@ -316,7 +316,9 @@ def test_list_tools_follows_scope_and_permission(api: Api, store: DynamoDBKeySto
     reader = key_for(store, owner, READ)
     names = [t["name"] for t in api.request("GET", "/v1/tools", key=reader).json()["data"]["tools"]]
     assert [n for n in names if n.startswith("catalogue.")] == [
+        "catalogue.export_products",
         "catalogue.get_product",
+        "catalogue.get_product_label",
         "catalogue.list_products",
     ]
     anonymous = api.request("GET", "/v1/tools").json()["data"]["tools"]

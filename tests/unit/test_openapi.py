@@ -168,7 +168,30 @@ def test_success_envelope_wraps_data_and_request_id(document: dict[str, Any]) ->
     schema = ok["content"]["application/json"]["schema"]
     assert schema["required"] == ["data", "request_id"]
     assert schema["additionalProperties"] is False
-    assert schema["properties"]["data"] == {"type": "object"}  # no output_schema declared
+    assert schema["properties"]["data"] == {
+        "anyOf": [{"type": "object"}, {"type": "null"}]
+    }  # no output_schema
+    assert schema["properties"]["content"] == {
+        "type": "array",
+        "items": {"$ref": "#/components/schemas/ContentBlock"},
+    }
+
+
+def test_both_success_forms_are_described_with_the_raw_bytes_of_a_tools_mime_type(
+    document: dict[str, Any],
+) -> None:
+    label = operation(document, "catalogue.get_product_label")["responses"]["200"]["content"]
+    assert set(label) == {"application/json", "image/svg+xml"}
+    assert label["image/svg+xml"]["schema"] == {"type": "string", "format": "binary"}
+    data = label["application/json"]["schema"]["properties"]["data"]["anyOf"][0]
+    assert data["required"] == ["sku"]  # the declared output_schema
+    kinds = document["components"]["schemas"]["ContentBlock"]["oneOf"]
+    assert [k["properties"]["type"] for k in kinds] == [
+        {"const": "text"},
+        {"enum": ["image", "audio"]},
+        {"const": "resource"},
+        {"const": "resource_link"},
+    ]
 
 
 def test_headers_of_refusals_are_documented(document: dict[str, Any]) -> None:

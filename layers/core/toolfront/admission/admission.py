@@ -14,6 +14,7 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from toolfront.admission.idempotency import Claim, Replay, outcome_of_conflict
@@ -26,8 +27,8 @@ from toolfront.admission.ratelimit import (
     bucket_id,
 )
 from toolfront.auth.actors import Actor
+from toolfront.aws import bodies, dynamodb
 from toolfront.aws import clients as aws
-from toolfront.aws import dynamodb
 from toolfront.errors import RateLimitedError, StoreUnavailableError, TooManyPendingApprovalsError
 from toolfront.settings import RateLimits
 
@@ -187,7 +188,8 @@ class Admission:
         if isinstance(rate, RateDecision):
             return rate  # over budget comes first, whatever the record says
         if record.get("Code") == "ConditionalCheckFailed":
-            replay = outcome_of_conflict(claim, record.get("Item") or {})  # raises 409 / 422
+            parts = partial(bodies.read_parts, self.client, self._idempotency_table, "pk", claim.record_id)
+            replay = outcome_of_conflict(claim, record.get("Item") or {}, parts)  # raises 409 / 422
             return Admitted(self._estimate(write), replay)
         if rate is not None:
             return rate  # only the bucket's form was wrong
@@ -199,8 +201,13 @@ class Admission:
         return nothing.admitted(max(write.now_us, self._memory.last(write.bucket) or 0))
 
     def complete(self, claim: Claim, status: int, body: str) -> None:
-        """Store the first answer (a lost lease means another call took over: nothing to do)."""
-        self._write_quietly("update_item", claim.complete(self._idempotency_table, status, body))
+        """Store the first answer (a lost lease means another call took over: nothing to do); a
+        large one compressed, or in parts written first (``aws.bodies``)."""
+        packed = bodies.pack(body)
+        if packed.parts:
+            ttl = {"expires_at_epoch": {"N": str(claim.expires_epoch)}}
+            bodies.write_parts(self.client, self._idempotency_table, "pk", claim.record_id, packed, ttl)
+        self._write_quietly("update_item", claim.complete(self._idempotency_table, status, packed.value))
 
     def release(self, claim: Claim) -> None:
         self._write_quietly("delete_item", claim.release(self._idempotency_table))

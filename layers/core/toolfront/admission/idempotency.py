@@ -14,11 +14,12 @@ import json
 import logging
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Protocol
 
+from toolfront.aws.bodies import unpack
 from toolfront.encoding import canonical_json
 from toolfront.errors import (
     IdempotencyInProgressError,
@@ -96,6 +97,11 @@ class Claim:
         digest = hashlib.sha256(self.key.encode("utf-8")).hexdigest()
         return f"{self.scope}#{self.tool}#{digest}"
 
+    @property
+    def expires_epoch(self) -> int:
+        """When DynamoDB's TTL may drop the record (and the parts of a large answer with it)."""
+        return (self.now_us + KEEP_US) // 1_000_000 + 3600
+
     def put(self, table: str) -> dict[str, Any]:
         """The conditional Put that takes the record: new, or kept longer than 24 h."""
         return {
@@ -107,7 +113,7 @@ class Claim:
                 "owner": {"S": self.owner},
                 "created_us": {"N": str(self.now_us)},
                 "lease_until_us": {"N": str(self.now_us + self.lease_us)},
-                "expires_at_epoch": {"N": str((self.now_us + KEEP_US) // 1_000_000 + 3600)},
+                "expires_at_epoch": {"N": str(self.expires_epoch)},
             },
             # An expired lease is never taken over: its handler may have run (Stripe's rule).
             "ConditionExpression": "attribute_not_exists(pk) OR created_us < :expired",
@@ -115,8 +121,9 @@ class Claim:
             "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
         }
 
-    def complete(self, table: str, status: int, body: str) -> dict[str, Any]:
-        """Store the answer; only while this call still holds the lease."""
+    def complete(self, table: str, status: int, body: dict[str, Any]) -> dict[str, Any]:
+        """Store the answer (``body``: the packed attribute value, ``aws.bodies.pack``); only while
+        this call still holds the lease."""
         return {
             "TableName": table,
             "Key": {"pk": {"S": self.record_id}},
@@ -126,7 +133,7 @@ class Claim:
             "ExpressionAttributeValues": {
                 ":done": {"S": Status.COMPLETED},
                 ":code": {"N": str(status)},
-                ":body": {"S": body},
+                ":body": body,
                 ":me": {"S": self.owner},
             },
         }
@@ -153,15 +160,20 @@ class Replay:
         return json.loads(self.body)
 
 
-def outcome_of_conflict(claim: Claim, old: dict[str, Any]) -> Replay:
-    """What a lost claim means: a replay, or raises 422 (other input) / 409 (still running)."""
+def outcome_of_conflict(
+    claim: Claim, old: dict[str, Any], read_parts: Callable[[int], list[bytes]] = lambda n: []
+) -> Replay:
+    """What a lost claim means: a replay, or raises 422 (other input) / 409 (still running).
+
+    ``read_parts(n)`` reads the n parts of an answer too large for the record itself.
+    """
     if old.get("fingerprint", {}).get("S") != claim.fingerprint:
         raise IdempotencyKeyReusedError(
             "this idempotency key was used with another input; use a new key for a new call",
             details={"field": KEY_FIELD},
         )
     if old.get("status", {}).get("S") == Status.COMPLETED and "response_body" in old:
-        return Replay(int(old["response_status"]["N"]), old["response_body"]["S"])
+        return Replay(int(old["response_status"]["N"]), unpack(old["response_body"], read_parts))
     lease_until = int(old.get("lease_until_us", {}).get("N", claim.now_us))
     if lease_until < claim.now_us:  # the first call's lease ran out with no answer kept
         raise IdempotencyOutcomeUnknownError(

@@ -7,6 +7,8 @@ builds the conditional writes.
 from __future__ import annotations
 
 import json
+import zlib
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -17,10 +19,14 @@ from toolfront.approvals.records import (
     ApprovalStatus,
     Requester,
 )
+from toolfront.aws import bodies, dynamodb
 from toolfront.aws import clients as aws
-from toolfront.aws import dynamodb
 from toolfront.encoding import parse_rfc3339, rfc3339
 from toolfront.errors import StoreUnavailableError
+
+PARTS_KEPT_SECONDS = 31 * 86400
+#: Reads the ``count`` parts of a large field (its name) of the approval being read.
+PartsReader = Callable[[str, int], list[bytes]]
 
 
 class ApprovalStore:
@@ -45,7 +51,7 @@ class ApprovalStore:
         found = dynamodb.call(
             self.client, "get_item", TableName=self._table, Key=_key(approval_id), ConsistentRead=True
         )
-        return _from_item(found["Item"]) if "Item" in found else None
+        return self._from(found["Item"]) if "Item" in found else None
 
     def park(self, approval_id: str, task_token: str, code_hash: str) -> Approval:
         """Keep the workflow's task token and the code's hash with a pending approval."""
@@ -89,9 +95,7 @@ class ApprovalStore:
         names = {f"#{name}": name for name in fields}  # "result" and "error" are reserved words
         for name, value in fields.items():
             sets.append(f"#{name} = :{name}")
-            values[f":{name}"] = {
-                "S": value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-            }
+            values[f":{name}"] = self._packed(approval_id, name, value, now)
         allowed = ALLOWED_FROM[to]
         condition = " OR ".join(f"#status = :from{i}" for i in range(len(allowed)))
         if len(allowed) > 1:
@@ -101,6 +105,26 @@ class ApprovalStore:
             condition += " AND code_hash = :code_hash"
             values[":code_hash"] = {"S": code_hash}
         return self._update(approval_id, "SET " + ", ".join(sets), values, condition=condition, names=names)
+
+    def _packed(self, approval_id: str, name: str, value: Any, now: datetime) -> dict[str, Any]:
+        """A field's attribute value: a string as it is, anything else as JSON, which a large result
+        keeps compressed or in parts of this table (``aws.bodies``), written first."""
+        if isinstance(value, str):
+            return {"S": value}
+        packed = bodies.pack(json.dumps(value, ensure_ascii=False))
+        if packed.parts:  # kept a month past the decision, like the approval itself past its expiry
+            ttl = {"expires_at_epoch": {"N": str(int(now.timestamp()) + PARTS_KEPT_SECONDS)}}
+            bodies.write_parts(self.client, self._table, "approval_id", f"{approval_id}#{name}", packed, ttl)
+        return packed.value
+
+    def _from(self, item: dict[str, Any]) -> Approval:
+        approval_id = item.get("approval_id", {}).get("S", "")
+
+        def parts(name: str, count: int) -> list[bytes]:
+            key = f"{approval_id}#{name}"
+            return bodies.read_parts(self.client, self._table, "approval_id", key, count)
+
+        return _from_item(item, parts)
 
     def _update(
         self,
@@ -124,7 +148,7 @@ class ApprovalStore:
             ReturnValues="ALL_NEW",
             ReturnValuesOnConditionCheckFailure="ALL_OLD",
         )
-        return _from_item(answer["Attributes"])
+        return self._from(answer["Attributes"])
 
 
 def old_approval(failed: dynamodb.ConditionFailedError) -> Approval | None:
@@ -177,11 +201,20 @@ def _moment(item: dict[str, Any], name: str) -> datetime | None:
     return parse_rfc3339(text) if text else None
 
 
-def _from_item(item: dict[str, Any]) -> Approval:
+def _json_field(item: dict[str, Any], name: str, parts: PartsReader | None) -> Any:
+    value = item.get(name)
+    if value is None:
+        return None
+    if "S" in value:
+        return json.loads(value["S"])
+    if parts is None:  # a failed condition's old item: its result is never what is read there
+        return None
+    return json.loads(bodies.unpack(value, lambda count: parts(name, count)))
+
+
+def _from_item(item: dict[str, Any], parts: PartsReader | None = None) -> Approval:
     try:
         requester = json.loads(item["requester"]["S"])
-        result = _text(item, "result")
-        content = _text(item, "result_content")
         error = _text(item, "error")
         created, expires = _moment(item, "created_at"), _moment(item, "expires_at")
         assert created is not None and expires is not None
@@ -207,11 +240,11 @@ def _from_item(item: dict[str, Any]) -> Approval:
             client_token_hash=_text(item, "client_token_hash"),
             decided_at=_moment(item, "decided_at"),
             decided_by=_text(item, "decided_by"),
-            result=json.loads(result) if result is not None else None,
-            result_content=json.loads(content) if content is not None else None,
+            result=_json_field(item, "result", parts),
+            result_content=_json_field(item, "result_content", parts),
             error=json.loads(error) if error is not None else None,
             code_hash=_text(item, "code_hash"),
             task_token=_text(item, "task_token"),
         )
-    except (KeyError, ValueError, AssertionError) as exc:  # a damaged record: never half-read
+    except (KeyError, ValueError, AssertionError, zlib.error) as exc:  # a damaged record: never half-read
         raise StoreUnavailableError("an approval record could not be read") from exc

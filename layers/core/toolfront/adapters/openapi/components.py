@@ -28,6 +28,71 @@ def envelope(data: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def tool_envelope(data: dict[str, Any]) -> dict[str, Any]:
+    """A tool's success: ``{"data", "request_id"}``, with ``content`` (a ``ToolResult``'s blocks,
+    as MCP carries them) when the tool answered content blocks; ``data`` is then null or ``data``."""
+    return {
+        "type": "object",
+        "properties": {
+            "data": {"anyOf": [data, {"type": "null"}]},
+            "content": {"type": "array", "items": ref(SCHEMAS, "ContentBlock")},
+            "request_id": {"type": "string"},
+        },
+        "required": ["data", "request_id"],
+        "additionalProperties": False,
+    }
+
+
+_BASE64 = {"type": "string", "contentEncoding": "base64"}
+_MIME = {"type": "string", "examples": ["image/png"]}
+CONTENT_BLOCK = {
+    "description": "A content block of a ToolResult, in MCP's wire form (binary as base64).",
+    "oneOf": [
+        {
+            "type": "object",
+            "properties": {"type": {"const": "text"}, "text": {"type": "string"}},
+            "required": ["type", "text"],
+        },
+        {
+            "type": "object",
+            "properties": {"type": {"enum": ["image", "audio"]}, "data": _BASE64, "mimeType": _MIME},
+            "required": ["type", "data", "mimeType"],
+        },
+        {
+            "type": "object",
+            "properties": {
+                "type": {"const": "resource"},
+                "resource": {
+                    "type": "object",
+                    "properties": {
+                        "uri": {"type": "string"},
+                        "mimeType": _MIME,
+                        "text": {"type": "string"},
+                        "blob": _BASE64,
+                        "title": {"type": "string"},
+                        "description": {"type": "string"},
+                    },
+                    "required": ["uri", "mimeType"],
+                },
+            },
+            "required": ["type", "resource"],
+        },
+        {
+            "type": "object",
+            "properties": {
+                "type": {"const": "resource_link"},
+                "uri": {"type": "string"},
+                "name": {"type": "string"},
+                "title": {"type": "string"},
+                "description": {"type": "string"},
+                "mimeType": _MIME,
+            },
+            "required": ["type", "uri", "name"],
+        },
+    ],
+}
+
+
 def json_content(schema: dict[str, Any]) -> dict[str, Any]:
     return {"application/json": {"schema": schema}}
 
@@ -43,6 +108,7 @@ _ANNOTATIONS = {
 }
 
 _SCHEMAS: dict[str, Any] = {
+    "ContentBlock": CONTENT_BLOCK,
     "Error": {
         "type": "object",
         "description": "Why the call was refused. A tool's own refusals bring their own snake_case code.",
@@ -90,6 +156,11 @@ _SCHEMAS: dict[str, Any] = {
             "expires_at": _DATE_TIME,
             "decided_at": {"type": ["string", "null"], "format": "date-time"},
             "result": {"description": "The tool's answer once it ran, else null."},
+            "result_content": {
+                "type": "array",
+                "items": ref(SCHEMAS, "ContentBlock"),
+                "description": "The content blocks of a tool that answered a ToolResult.",
+            },
             "error": {
                 "type": ["object", "null"],
                 "properties": {"code": {"type": "string"}, "message": {"type": "string"}},

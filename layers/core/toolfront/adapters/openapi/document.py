@@ -23,6 +23,7 @@ from toolfront.adapters.openapi.components import (
     error_response,
     json_content,
     ref,
+    tool_envelope,
 )
 from toolfront.settings import DEFAULT_BATCH_CONFIRM_ITEMS
 from toolfront.tools.manifest import (
@@ -193,10 +194,15 @@ def operation_description(tool: dict[str, Any]) -> str:
 
 def _success(tool: dict[str, Any]) -> dict[str, Any]:
     data = tool["output_schema"] or {"type": "object"}
+    content = json_content(tool_envelope(data))
+    if tool.get("mime_type"):  # its one binary block as raw bytes, for an Accept of exactly that type
+        content[tool["mime_type"]] = {"schema": {"type": "string", "format": "binary"}}
     return {
-        "description": "The tool's answer.",
+        "description": "The tool's answer: JSON data, and content blocks when the tool answers a "
+        "ToolResult. A request whose Accept names exactly the MIME type of the answer's only binary "
+        "block gets its bytes instead.",
         "headers": _tool_headers(),
-        "content": json_content(envelope(data)),
+        "content": content,
     }
 
 
