@@ -23,6 +23,7 @@ import bench_mcp_hop
 import bench_registry
 import bench_requests
 import bench_rest
+import bench_results
 import bench_validation
 from harness import Section, canary, format_table, machine_info, timer_overhead_ns
 
@@ -37,6 +38,7 @@ BENCHES = {
     "approvals": bench_approvals.run,
     "mcp": bench_mcp.run,
     "mcp_hop": bench_mcp_hop.run,
+    "results": bench_results.run,
 }
 #: Canary spread (max / min over the run) above which part of the run was likely contended.
 CONTENDED_SPREAD = 1.3
