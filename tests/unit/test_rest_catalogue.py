@@ -216,3 +216,44 @@ def test_handler_crash_is_500_without_detail(
     assert body_of(response)["error"]["code"] == "internal_error"
     assert "ProductsTable" not in response["body"]
     assert "RuntimeError" in caplog.text
+
+
+def tool_event(tool: str, body: dict[str, Any], **headers: str) -> dict[str, Any]:
+    """A REST call of ``tool`` with the admin key, made from the get_product event."""
+    made = event("catalogue_get_product", body=json.dumps(body))
+    verb = tool.split(".")[1]
+    made["rawPath"] = f"/v1/tools/catalogue/{verb}"
+    made["pathParameters"] = {"verb_noun": verb}
+    made["headers"] = {**made["headers"], **headers}
+    return made
+
+
+def test_export_products_answers_every_product_as_csv_or_json(call: Handler) -> None:
+    for sku, name in (("B-2", 'Cup, "big"'), ("A-1", "Mug")):
+        product = {"sku": sku, "name": name, "price_cents": 250, "currency": "EUR"}
+        assert call(tool_event("catalogue.create_product", product), None)["statusCode"] == 200
+    exported = body_of(call(tool_event("catalogue.export_products", {}), None))
+    assert exported["data"] == {"count": 2}
+    (block,) = exported["content"]
+    assert block["resource"]["uri"] == "toolfront://catalogue/products.csv"
+    assert block["resource"]["mimeType"] == "text/csv"
+    assert (
+        block["resource"]["text"]
+        == 'sku,name,price_cents,currency\nA-1,Mug,250,EUR\nB-2,"Cup, ""big""",250,EUR\n'
+    )
+    listed = body_of(call(tool_event("catalogue.export_products", {"format": "json"}), None))["content"][0]
+    assert listed["resource"]["mimeType"] == "application/json"
+    assert [p["sku"] for p in json.loads(listed["resource"]["text"])] == ["A-1", "B-2"]
+    refused = call(tool_event("catalogue.export_products", {"format": "xml"}), None)
+    assert refused["statusCode"] == 422
+
+
+def test_a_label_of_an_unknown_sku_is_404_and_a_known_one_an_escaped_svg(call: Handler) -> None:
+    missing = call(tool_event("catalogue.get_product_label", {"sku": "NOPE"}), None)
+    assert (missing["statusCode"], body_of(missing)["error"]["code"]) == (404, "not_found")
+    product = {"sku": "L-1", "name": "<script>x</script>", "price_cents": 1999, "currency": "USD"}
+    call(tool_event("catalogue.create_product", product), None)
+    raw = call(tool_event("catalogue.get_product_label", {"sku": "L-1"}, accept="image/svg+xml"), None)
+    assert raw["isBase64Encoded"] is True and raw["headers"]["content-type"] == "image/svg+xml"
+    svg = base64.b64decode(raw["body"]).decode()
+    assert "<script>" not in svg and "&lt;script&gt;x&lt;/script&gt;" in svg and "19.99 USD" in svg
