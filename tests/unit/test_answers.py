@@ -251,3 +251,52 @@ def test_a_success_passes_exactly_when_the_validator_says_so(
     assert refused.value.paths and all(path.startswith("/") for path in refused.value.paths)
     shown = str(refused.value)
     assert not any(v in shown for v in data.values() if isinstance(v, str) and len(v) > 2)
+
+
+_SENTINEL = "sentinel-zq9"  # a value no generated data holds, to find stored data by
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(schema=_SCHEMAS, data=_DATA)
+def test_through_the_pipeline_a_failing_output_is_never_stored_or_sent(
+    schema: Mapping[str, Any], data: dict[str, Any]
+) -> None:
+    import uuid
+
+    import jsonschema
+
+    number = uuid.uuid4().hex  # the tables live across examples: each example its own key
+
+    answered = {**data, "d": _SENTINEL} if "d" not in schema.get("properties", {}) else data
+    valid = jsonschema.Draft202012Validator(dict(schema)).is_valid(answered)
+    checked = Tool.new(
+        name="shop.report_items",
+        audience="admin",
+        scope="shop.items:write",
+        permission="shop",
+        handler=lambda d, c: answered,
+        output_schema=dict(schema),
+    )
+    registry = Registry.from_modules([family("shop", lambda: [checked])])
+    admission = Admission(
+        "RateLimitsTable", "IdempotencyTable", RateLimits(), client=boto3.client("dynamodb")
+    )
+    call = Call(
+        tool_name="shop.report_items",
+        request_id=f"r-{number}",
+        body=json.dumps({"idempotency_key": f"k-{number}"}).encode(),
+        content_type="application/json",
+    )
+    result = CallPipeline(registry, lambda headers, ip: KEY, admission).run(call)
+    record = boto3.client("dynamodb").scan(
+        TableName="IdempotencyTable",
+        FilterExpression="contains(response_body, :r)",
+        ExpressionAttributeValues={":r": {"S": f"r-{number}"}},
+    )["Items"]
+    if valid:
+        assert result.status == 200 and result.data == answered
+        return
+    assert (result.status, result.data) == (500, None)
+    sent = result.body or json.dumps(result.error.to_dict() if result.error else {})
+    assert _SENTINEL not in sent and all(_SENTINEL not in json.dumps(item) for item in record)
+    assert record and json.loads(record[0]["response_body"]["S"])["error"]["code"] == "internal_error"
