@@ -17,6 +17,7 @@ if TYPE_CHECKING:
         ToolError,
         ToolfrontError,
     )
+    from toolfront.family import Family
     from toolfront.results import ToolResult
     from toolfront.tools.definition import Annotations, Audience, CallContext, Tool
     from toolfront.tools.registry import Registry
@@ -34,6 +35,7 @@ _EXPORTS = {
     "Registry": "toolfront.tools.registry",
     "InputError": "toolfront.tools.validation",
     "ToolResult": "toolfront.results",
+    "Family": "toolfront.family",
     "DuplicateToolError": "toolfront.errors",
     "RegistryError": "toolfront.errors",
     "ToolDefinitionError": "toolfront.errors",
@@ -47,6 +49,7 @@ __all__ = [
     "Audience",
     "CallContext",
     "DuplicateToolError",
+    "Family",
     "InputError",
     "Registry",
     "RegistryError",
