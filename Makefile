@@ -17,7 +17,7 @@ LANGCHAIN_STAMP := $(LANGCHAIN_VENV)/.installed
 export SAM_CLI_TELEMETRY := 0
 export AWS_EC2_METADATA_DISABLED := true
 
-.PHONY: install dev test lint typecheck template-check sam-build unit bench clean browser
+.PHONY: install dev test lint typecheck check template-check sam-build unit bench clean browser
 
 install: $(STAMP) $(NODE_STAMP) $(LANGCHAIN_STAMP)
 
@@ -47,11 +47,15 @@ $(SAM_STAMP):
 dev: install
 	$(BIN)/toolfront dev $(if $(HOST),--host $(HOST)) $(if $(PORT),--port $(PORT))
 
-test: install lint typecheck template-check sam-build unit
+test: install lint typecheck check template-check sam-build unit
 
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+
+# Every family's tools, the manifest and template.yaml's entries, as deploy would meet them.
+check: install
+	$(BIN)/toolfront check
 
 typecheck: install
 	$(BIN)/mypy

@@ -10,7 +10,7 @@ import importlib.util
 import json
 import sys
 from pathlib import Path
-from types import ModuleType
+from types import ModuleType, SimpleNamespace
 from typing import Any
 
 from toolfront.tools.manifest import MANIFEST_FILE
@@ -35,13 +35,32 @@ def load_app(project: Path, family: str) -> ModuleType:
     return module
 
 
-def family_modules(project: Path) -> list[ModuleType]:
-    """Every family module (a function whose app.py declares ``api_tools``), sorted by name."""
-    modules = []
+def family_apps(project: Path) -> list[Path]:
+    """The ``app.py`` of every family: one that declares ``api_tools`` or a ``Family``, by name."""
+    found = []
     for app in sorted((project / FUNCTIONS_DIR).glob("*/app.py")):
-        if "def api_tools(" in app.read_text(encoding="utf-8"):
-            modules.append(load_app(project, app.parent.name))
-    return modules
+        text = app.read_text(encoding="utf-8")
+        if "def api_tools(" in text or "Family(" in text:
+            found.append(app)
+    return found
+
+
+def as_family(module: ModuleType) -> Any:
+    """What the registry reads of a family module: ``FAMILY`` and ``api_tools`` (a module declaring
+    its tools with a ``toolfront.Family`` offers them through that object)."""
+    from toolfront.family import Family
+
+    if callable(getattr(module, "api_tools", None)):
+        return module
+    for value in vars(module).values():
+        if isinstance(value, Family):
+            return SimpleNamespace(FAMILY=value.name, api_tools=value.api_tools)
+    return module
+
+
+def family_modules(project: Path) -> list[Any]:
+    """Every family module, sorted by name, as the registry reads it."""
+    return [as_family(load_app(project, app.parent.name)) for app in family_apps(project)]
 
 
 def build_registry(project: Path) -> Registry:

@@ -72,6 +72,7 @@ class ToolDefinitionError(ToolfrontError):
         label = f"tool {name!r}" if isinstance(name, str) else "tool"
         super().__init__(f"{label} is invalid: " + "; ".join(errors), details=list(errors))
         self.errors = list(errors)
+        self.tool = name if isinstance(name, str) else None
 
 
 class ConfigurationError(ToolfrontError):
