@@ -216,3 +216,21 @@ def test_a_family_without_models_never_imports_pydantic() -> None:
         [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True
     )
     assert json.loads(done.stdout) == [False, "plain.echo_text"]
+
+
+def test_the_readmes_first_tool_runs_as_written() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Declaring tools", 1)[1]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    namespace: dict[str, Any] = {"__name__": "readme_notes"}
+    exec(compile(code, "README.md", "exec"), namespace)
+    (tool,) = namespace["notes"].api_tools()
+    assert (tool.name, tool.title, tool.scope) == (
+        "notes.add_note",
+        "Add a note. Answers the note's id.",
+        "notes.entries:write",
+    )
+    assert tool.input_schema["properties"]["text"]["maxLength"] == 500
+    answer = tool.handler({"text": "milk"}, CallContext("req-1", tool.name))
+    assert answer == {"note_id": "req-1", "text": "milk"}
+    assert callable(namespace["lambda_handler"])
