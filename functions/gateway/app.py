@@ -23,6 +23,7 @@ from toolfront.auth.access import callable_tools
 from toolfront.calls.call import Call, Entry
 from toolfront.calls.redaction import refuse_credentials_in_url
 from toolfront.errors import CallRefusedError, NotFoundError, UnknownToolError
+from toolfront.oauth.metadata import families_of
 from toolfront.settings import current
 from toolfront.tools.system import all_tools
 from toolfront.wiring import authenticator, core_tools, family_handler, sign_in_of
@@ -114,7 +115,7 @@ def mcp_endpoint() -> McpEndpoint:
 @cache
 def families() -> frozenset[str]:
     """The families with an MCP endpoint of their own (every module of the manifest)."""
-    return frozenset(str(tool["module"]) for tool in all_tools() if tool.get("module") not in (None, "core"))
+    return families_of(all_tools())
 
 
 def mcp(event: dict[str, Any], request_id: str) -> dict[str, Any]:
