@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import base64
-import binascii
 import csv
 import io
 import json
 import math
-import os
 from typing import Any
+
+import products
 
 from toolfront import CallContext, Tool, ToolError, ToolResult, dynamodb, family_handler, results
 
@@ -41,93 +40,52 @@ _PRODUCT = {
 }
 
 
-def _table() -> str:
-    return os.environ["TOOLFRONT_PRODUCTS_TABLE"]
-
-
-def _to_item(product: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "sku": {"S": product["sku"]},
-        "name": {"S": product["name"]},
-        # JSON Schema's "integer" accepts 1200.0: stored (and answered) as the integer it is
-        "price_cents": {"N": str(int(product["price_cents"]))},
-        "currency": {"S": product["currency"]},
-    }
-
-
-def _from_item(item: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "sku": item["sku"]["S"],
-        "name": item["name"]["S"],
-        "price_cents": int(item["price_cents"]["N"]),
-        "currency": item["currency"]["S"],
-    }
-
-
-def _not_found(sku: str) -> ToolError:
-    return ToolError("not_found", f"no product with sku {sku!r}", 404)
-
-
-def _encode_cursor(key: dict[str, Any]) -> str:
-    return base64.urlsafe_b64encode(json.dumps(key["sku"]["S"]).encode()).decode().rstrip("=")
-
-
-def _decode_cursor(cursor: str) -> dict[str, Any]:
-    try:
-        sku = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
-    except (binascii.Error, ValueError) as exc:
-        raise ToolError("invalid_cursor", "cursor is not one this tool handed out", 422) from exc
-    if not isinstance(sku, str):
-        raise ToolError("invalid_cursor", "cursor is not one this tool handed out", 422)
-    return {"sku": {"S": sku}}
-
-
 def list_products(data: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
-    request: dict[str, Any] = {"TableName": _table(), "Limit": int(data.get("limit", 20))}
+    request: dict[str, Any] = {"TableName": products.table(), "Limit": int(data.get("limit", 20))}
     if data.get("cursor"):
-        request["ExclusiveStartKey"] = _decode_cursor(data["cursor"])
+        request["ExclusiveStartKey"] = products.decode_cursor(data["cursor"])
     page = dynamodb.call("scan", **request)
     last = page.get("LastEvaluatedKey")
     return {
-        "products": [_from_item(item) for item in page.get("Items", [])],
-        "next_cursor": _encode_cursor(last) if last else None,
+        "products": [products.from_item(item) for item in page.get("Items", [])],
+        "next_cursor": products.encode_cursor(last) if last else None,
     }
 
 
 def get_product(data: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
     found = dynamodb.call(
-        "get_item", TableName=_table(), Key={"sku": {"S": data["sku"]}}, ConsistentRead=True
+        "get_item", TableName=products.table(), Key={"sku": {"S": data["sku"]}}, ConsistentRead=True
     )
     if "Item" not in found:
-        raise _not_found(data["sku"])
-    return {"product": _from_item(found["Item"])}
+        raise products.not_found(data["sku"])
+    return {"product": products.from_item(found["Item"])}
 
 
 def create_product(data: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
     try:
         dynamodb.call(
             "put_item",
-            TableName=_table(),
-            Item=_to_item(data),
+            TableName=products.table(),
+            Item=products.to_item(data),
             ConditionExpression="attribute_not_exists(sku)",
         )
     except dynamodb.ConditionFailedError as exc:
         raise ToolError("already_exists", f"a product with sku {data['sku']!r} already exists", 409) from exc
-    return {"product": _from_item(_to_item(data))}
+    return {"product": products.from_item(products.to_item(data))}
 
 
 def _update_price(sku: str, price_cents: int) -> None:
     try:
         dynamodb.call(
             "update_item",
-            TableName=_table(),
+            TableName=products.table(),
             Key={"sku": {"S": sku}},
             UpdateExpression="SET price_cents = :p",
             ConditionExpression="attribute_exists(sku)",
             ExpressionAttributeValues={":p": {"N": str(int(price_cents))}},
         )
     except dynamodb.ConditionFailedError as exc:
-        raise _not_found(sku) from exc
+        raise products.not_found(sku) from exc
 
 
 def set_prices(data: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
@@ -141,12 +99,12 @@ def delete_product(data: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
     try:
         dynamodb.call(
             "delete_item",
-            TableName=_table(),
+            TableName=products.table(),
             Key={"sku": {"S": data["sku"]}},
             ConditionExpression="attribute_exists(sku)",
         )
     except dynamodb.ConditionFailedError as exc:
-        raise _not_found(data["sku"]) from exc
+        raise products.not_found(data["sku"]) from exc
     return {"deleted": data["sku"]}
 
 
@@ -166,12 +124,12 @@ def discount_products(data: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
         raise ToolError(
             "duplicate_sku", f"each product may be discounted once per call: {', '.join(repeated)}", 422
         )
-    keys = [{"Get": {"TableName": _table(), "Key": {"sku": {"S": sku}}}} for sku in skus]
+    keys = [{"Get": {"TableName": products.table(), "Key": {"sku": {"S": sku}}}} for sku in skus]
     found = dynamodb.call("transact_get_items", TransactItems=keys)["Responses"]
     writes = []
     for entry, item in zip(discounts, found, strict=True):
         if "Item" not in item:
-            raise _not_found(entry["sku"])
+            raise products.not_found(entry["sku"])
         price = int(item["Item"]["price_cents"]["N"])
         writes.append(_discounted(entry["sku"], price, math.floor(price * (100 - entry["percent"]) / 100)))
     try:
@@ -186,7 +144,7 @@ def discount_products(data: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
 def _discounted(sku: str, was: int, price: int) -> dict[str, Any]:
     return {
         "Update": {
-            "TableName": _table(),
+            "TableName": products.table(),
             "Key": {"sku": {"S": sku}},
             "UpdateExpression": "SET price_cents = :new",
             "ConditionExpression": "price_cents = :old",
@@ -195,22 +153,11 @@ def _discounted(sku: str, was: int, price: int) -> dict[str, Any]:
     }
 
 
-def _every_product() -> list[dict[str, Any]]:
-    request: dict[str, Any] = {"TableName": _table()}
-    found: list[dict[str, Any]] = []
-    while True:
-        page = dynamodb.call("scan", **request)
-        found.extend(_from_item(item) for item in page.get("Items", []))
-        if "LastEvaluatedKey" not in page:
-            return sorted(found, key=lambda product: product["sku"])
-        request["ExclusiveStartKey"] = page["LastEvaluatedKey"]
-
-
 def export_products(data: dict[str, Any], ctx: CallContext) -> ToolResult:
-    products = _every_product()
+    every = products.every_product()
     if data.get("format", "csv") == "json":
         exported = results.embedded_resource(
-            "toolfront://catalogue/products.json", text=json.dumps(products), mime_type="application/json"
+            "toolfront://catalogue/products.json", text=json.dumps(every), mime_type="application/json"
         )
     else:
         sheet = io.StringIO()
@@ -218,11 +165,11 @@ def export_products(data: dict[str, Any], ctx: CallContext) -> ToolResult:
             sheet, fieldnames=["sku", "name", "price_cents", "currency"], lineterminator="\n"
         )
         writer.writeheader()
-        writer.writerows(products)
+        writer.writerows(every)
         exported = results.embedded_resource(
             "toolfront://catalogue/products.csv", text=sheet.getvalue(), mime_type="text/csv"
         )
-    return ToolResult(content=[exported], data={"count": len(products)})
+    return ToolResult(content=[exported], data={"count": len(every)})
 
 
 def get_product_label(data: dict[str, Any], ctx: CallContext) -> ToolResult:

@@ -210,7 +210,7 @@ def test_handler_crash_is_500_without_detail(
     def explode() -> str:
         raise RuntimeError("secret table name toolfront-prod-ProductsTable")
 
-    monkeypatch.setattr(family, "_table", explode)  # the handler reads its table name through this
+    monkeypatch.setattr(family.products, "table", explode)  # the handlers read their table name here
     response = call(event("catalogue_get_product"), None)
     assert response["statusCode"] == 500
     assert body_of(response)["error"]["code"] == "internal_error"
