@@ -13,6 +13,7 @@ import re
 import uuid
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
 from toolfront.calls.envelopes import error_body
 from toolfront.errors import ToolfrontError
@@ -69,6 +70,12 @@ def base_url_of(event: Event, public_url: str | None = None, region: str = "") -
     if api_id and region and _API_ID.fullmatch(api_id):
         return f"https://{api_id}.execute-api.{region}.amazonaws.com"
     return ""
+
+
+def origin_of(url: str) -> str:
+    """``scheme://host[:port]`` of a URL, lower-cased (what a browser's ``Origin`` header names)."""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}".lower() if parts.scheme and parts.netloc else ""
 
 
 def text_response(

@@ -17,6 +17,7 @@ from toolfront.adapters.http import (
     Response,
     body_bytes,
     headers_of,
+    origin_of,
     source_ip_of,
 )
 from toolfront.calls.redaction import refuse_credentials_in_url
@@ -126,7 +127,7 @@ class SignInFacade:
     @staticmethod
     def _same_origin(event: Event, base: str) -> None:
         origin = headers_of(event).get("origin")
-        if origin is not None and origin.rstrip("/").lower() != _origin(base):
+        if origin is not None and origin.rstrip("/").lower() != origin_of(base):
             raise OAuthError(
                 "invalid_request", "the decision must be posted from this server's own page", 403
             )
@@ -198,8 +199,3 @@ def _cookies(event: Event) -> dict[str, str]:
 def _cookie_name(secure: bool) -> str:
     # __Secure-: a browser takes it only over https with Secure set (deployed); loopback is http.
     return "__Secure-toolfront-consent" if secure else "toolfront-consent"
-
-
-def _origin(url: str) -> str:
-    scheme, _, rest = url.partition("://")
-    return f"{scheme}://{rest.split('/')[0]}".lower()

@@ -22,6 +22,7 @@ from toolfront.adapters.http import (
     error_response,
     headers_of,
     method_of,
+    origin_of,
     request_id_of,
     source_ip_of,
 )
@@ -160,7 +161,7 @@ class McpEndpoint:
     def _origin_allowed(self, origin: str, base_url: str) -> bool:
         """The API's own origin, one of ``AllowedOrigins``, or (for a stack on loopback) a loopback page."""
         seen = origin.strip().rstrip("/").lower()
-        own = _origin_of(base_url)
+        own = origin_of(base_url)
         if seen == own or seen in self._allowed_origins:
             return True
         return _is_loopback(own) and _is_loopback(seen)
@@ -278,11 +279,6 @@ def _message(event: Event, headers: Mapping[str, str]) -> dict[str, Any]:
             INVALID_PARAMS, "params must be an object", http_status=400, message_id=message.get("id")
         )
     return message
-
-
-def _origin_of(url: str) -> str:
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc}".lower() if parts.scheme and parts.netloc else ""
 
 
 def _is_loopback(origin: str) -> bool:
