@@ -168,6 +168,13 @@ class LocalStack:
             raise StackError("the local stack is not running")
         return self._api.routes
 
+    @property
+    def app(self) -> LocalApi:
+        """The WSGI application the server runs: requests dispatched to it run in this process."""
+        if self._api is None:
+            raise StackError("the local stack is not running")
+        return self._api
+
     def handler(self, function_id: str) -> Any:
         """The very handler object the stack calls for a function (tests and benches instrument it)."""
         if self._api is None:

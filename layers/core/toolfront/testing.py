@@ -1,0 +1,215 @@
+"""``toolfront.testing``: a family's tests call its tools in-process, through the real pipeline on moto.
+
+```python
+@pytest.fixture(scope="module")
+def notes() -> Iterator[FamilyClient]:
+    with local_family("notes") as client:  # the local stack of `make dev`, every table of template.yaml
+        yield client
+
+
+def test_add_note(notes: FamilyClient) -> None:
+    answer = notes.call("add_note", {"text": "Buy milk"})
+    assert answer.status == 200, answer.error
+```
+
+The client calls the very handlers ``make dev`` serves (the family's function, its REST route and its
+``/mcp/<family>`` endpoint) as a caller holding the family's permission and every scope of its tools;
+``client.caller(...)`` makes another caller (fewer scopes, no permission, no key at all). For tests
+only: it needs the development install (``pip install -e '.[dev]'``: moto, werkzeug) and no
+function ever imports it.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from toolfront_dev.stack import LocalStack
+
+TESTER = "tester"  # the principal the default caller's key belongs to
+MCP_VERSION = "2025-11-25"
+
+
+class Headers(Mapping[str, str]):
+    """An answer's headers, looked up whatever the case of the name (HTTP's rule)."""
+
+    def __init__(self, items: Mapping[str, str]) -> None:
+        self._items = {name.lower(): value for name, value in items.items()}
+
+    def __getitem__(self, name: str) -> str:
+        return self._items[name.lower()]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __repr__(self) -> str:
+        return f"Headers({self._items!r})"
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """One answer: its status, headers and JSON body, with the envelope's parts at hand."""
+
+    status: int
+    headers: Mapping[str, str]
+    body: Any
+
+    @property
+    def data(self) -> Any:
+        """The success envelope's ``data`` (``None`` for an error)."""
+        return self.body.get("data") if isinstance(self.body, dict) else None
+
+    @property
+    def error(self) -> dict[str, Any] | None:
+        """The error envelope's ``error`` (``{"code", "message", ...}``), ``None`` for a success."""
+        found = self.body.get("error") if isinstance(self.body, dict) else None
+        return found if isinstance(found, dict) else None
+
+    @property
+    def error_code(self) -> str | None:
+        """The error's stable ``code`` (``invalid_input``, ``forbidden``, ...), ``None`` for a success."""
+        return None if self.error is None else str(self.error.get("code"))
+
+
+@dataclass(frozen=True, slots=True)
+class FamilyClient:
+    """Calls one family's tools on a running local stack as one caller (``key=None``: no key)."""
+
+    family: str
+    stack: LocalStack
+    key: str | None
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+    def call(
+        self,
+        tool: str,
+        data: Mapping[str, Any] | None = None,
+        *,
+        idempotency_key: str | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> Answer:
+        """``POST /v1/tools/<family>/<verb_noun>`` with ``data`` as the JSON body.
+
+        ``tool`` is ``add_note`` or ``notes.add_note``; ``idempotency_key`` is sent as its header.
+        """
+        verb_noun = tool.removeprefix(f"{self.family}.")
+        sent = dict(headers or {})
+        if idempotency_key is not None:
+            sent["Idempotency-Key"] = idempotency_key
+        return self._post(f"/v1/tools/{self.family}/{verb_noun}", dict(data or {}), sent)
+
+    def mcp(self, method: str, params: Mapping[str, Any] | None = None, *, path: str | None = None) -> Answer:
+        """One JSON-RPC request to the family's MCP endpoint (``/mcp/<family>``; ``path="/mcp"`` for
+        the endpoint of every family); ``body["result"]`` holds the result (``tools/call`` names
+        tools the MCP way: ``notes-add_note``)."""
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": 1, "method": method}
+        if params is not None:
+            message["params"] = dict(params)
+        headers = {"MCP-Protocol-Version": MCP_VERSION, "Accept": "application/json, text/event-stream"}
+        return self._post(path or f"/mcp/{self.family}", message, headers)
+
+    def caller(
+        self,
+        *,
+        scopes: Sequence[str] | None = None,
+        permissions: Sequence[str] = (),
+        requires_approval: bool = False,
+        key: bool = True,
+        owner: str = "other",
+    ) -> FamilyClient:
+        """Another caller of the same stack: a new key of ``owner`` holding ``permissions`` with
+        ``scopes`` (default: none), or no key at all (``key=False``, a public caller)."""
+        if not key:
+            return FamilyClient(self.family, self.stack, None, self.headers)
+        issued = issue_test_key(
+            self.stack,
+            owner=owner,
+            scopes=list(scopes or ()),
+            permissions=list(permissions),
+            requires_approval=requires_approval,
+        )
+        return FamilyClient(self.family, self.stack, issued, self.headers)
+
+    def _post(self, path: str, body: Any, headers: Mapping[str, str]) -> Answer:
+        from werkzeug.test import Client
+
+        sent = {"Content-Type": "application/json", **self.headers, **headers}
+        if self.key is not None:
+            sent["Authorization"] = f"Bearer {self.key}"
+        response = Client(self.stack.app).post(path, data=json.dumps(body), headers=sent)
+        text = response.get_data()
+        try:
+            parsed: Any = json.loads(text) if text else None
+        except ValueError:
+            parsed = text  # raw bytes (an exact Accept of a binary answer)
+        return Answer(response.status_code, Headers(dict(response.headers)), parsed)
+
+
+@contextmanager
+def local_family(
+    family: str, *, project: Path | str | None = None, parameters: Mapping[str, str] | None = None
+) -> Iterator[FamilyClient]:
+    """The local stack of ``project`` (default: the folder holding template.yaml, from here up),
+    started for the block, and a client of ``family`` whose key holds every scope of the family's
+    tools and whose owner holds their permissions.
+
+    Raises:
+        LookupError: no template.yaml here or above, or ``family`` declares no tools.
+    """
+    from toolfront_dev.families import as_family, load_app
+    from toolfront_dev.stack import LocalStack
+
+    root = Path(project) if project is not None else _project_root(Path.cwd())
+    tools = list(as_family(load_app(root, family)).api_tools())
+    if not tools:
+        raise LookupError(f"functions/{family}/app.py declares no tools")
+    scopes = sorted({t.scope for t in tools if t.scope})
+    permissions = sorted({t.permission for t in tools if t.permission})
+    with tempfile.TemporaryDirectory(prefix="toolfront-testing-") as scratch:
+        # A dev.json of its own: a `make dev` of the same project keeps its own.
+        stack = LocalStack(
+            root, port=0, dev_json_path=Path(scratch) / "dev.json", parameters=parameters, stage="test"
+        )
+        with stack:
+            key = issue_test_key(stack, owner=TESTER, scopes=scopes, permissions=permissions)
+            yield FamilyClient(family, stack, key)
+
+
+def issue_test_key(
+    stack: LocalStack,
+    *,
+    owner: str,
+    scopes: list[str],
+    permissions: list[str],
+    requires_approval: bool = False,
+) -> str:
+    """Grant ``permissions`` to ``owner`` on the running stack and issue it a key; answer the key."""
+    from toolfront.auth.keystore import issue_key
+    from toolfront_dev.aws import dynamodb_client
+    from toolfront_dev.targets import key_store
+
+    store = key_store(stack.table_names, dynamodb_client(stack.moto_endpoint), where="the test stack")
+    now = datetime.now(UTC)
+    if permissions:
+        store.grant(owner, permissions, now)
+    issued, _ = issue_key(
+        store, owner=owner, scopes=scopes, requires_approval=requires_approval, description="test", now=now
+    )
+    return issued
+
+
+def _project_root(start: Path) -> Path:
+    for folder in (start, *start.parents):
+        if (folder / "template.yaml").is_file():
+            return folder
+    raise LookupError(f"no template.yaml in {start} or above: pass project=")
