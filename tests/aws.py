@@ -14,16 +14,29 @@ from cfnlint.decode import decode
 from toolfront.auth.keystore import DynamoDBKeyStore, issue_key
 
 ROOT = Path(__file__).resolve().parents[1]
-TABLE_ENV = {
-    "KeysTable": "TOOLFRONT_KEYS_TABLE",
-    "PrincipalsTable": "TOOLFRONT_PRINCIPALS_TABLE",
-    "IdempotencyTable": "TOOLFRONT_IDEMPOTENCY_TABLE",
-    "RateLimitsTable": "TOOLFRONT_RATE_LIMITS_TABLE",
-    "ApprovalsTable": "TOOLFRONT_APPROVALS_TABLE",
-    "ProductsTable": "TOOLFRONT_PRODUCTS_TABLE",
-    "GuestTable": "TOOLFRONT_GUEST_TABLE",
-    "OAuthClientsTable": "TOOLFRONT_OAUTH_CLIENTS_TABLE",
-}
+TABLE = "AWS::DynamoDB::Table"
+
+
+def table_variables() -> dict[str, str]:
+    """The variable each function reads a table's name from, by the table's logical id (every
+    ``NAME: !Ref SomeTable`` of Globals and of the functions' environments, so a family added by
+    ``toolfront new family --table`` is there too)."""
+    template, problems = decode(str(ROOT / "template.yaml"))
+    assert not problems
+    resources = template["Resources"]
+    environments = [template.get("Globals", {}).get("Function", {}).get("Environment", {})]
+    environments += [r["Properties"].get("Environment", {}) for r in resources.values() if "Properties" in r]
+    found = {}
+    for environment in environments:
+        for name, given in environment.get("Variables", {}).items():
+            # Cognito's tables are named only with it on: !If [CognitoEnabled, !Ref T, ""]
+            value = given["Fn::If"][1] if isinstance(given, dict) and "Fn::If" in given else given
+            if isinstance(value, dict) and resources.get(value.get("Ref", ""), {}).get("Type") == TABLE:
+                found[value["Ref"]] = name
+    return found
+
+
+TABLE_ENV = table_variables()
 # The keys the events/*.json fixtures carry (seeded by the tests that replay those events).
 EVENT_ADMIN_KEY = "tfk_eventsadmin1_EventsAdminSecret0123456789abcde"
 EVENT_READER_KEY = "tfk_eventsreadr1_EventsReaderSecret123456789abcde"

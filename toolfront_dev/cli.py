@@ -22,6 +22,7 @@ from toolfront_dev.commands_approvals import APPROVALS
 from toolfront_dev.commands_check import CHECK
 from toolfront_dev.commands_keys import KEYS
 from toolfront_dev.commands_manifest import MANIFEST
+from toolfront_dev.commands_new import NEW
 from toolfront_dev.commands_openapi import OPENAPI
 from toolfront_dev.commands_principals import PRINCIPALS
 from toolfront_dev.commands_tools import TOOLS
@@ -188,6 +189,7 @@ COMMANDS: tuple[Command, ...] = (
     TOOLS,
     MANIFEST,
     CHECK,
+    NEW,
     OPENAPI,
 )
 

@@ -24,8 +24,9 @@ def load_app(project: Path, family: str) -> ModuleType:
     """Import ``functions/<family>/app.py`` as ``toolfront_family_<family>``."""
     path = project / FUNCTIONS_DIR / family / "app.py"
     name = f"toolfront_family_{family}"
-    if name in sys.modules:
-        return sys.modules[name]
+    loaded = sys.modules.get(name)
+    if loaded is not None and Path(loaded.__file__ or "") == path:  # another project's is loaded anew
+        return loaded
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot load {path}")
