@@ -1,4 +1,7 @@
-"""The guest family: public tools for visitors without a key, identified by a session token."""
+"""The guest family: public tools for visitors without a key, identified by a session token.
+
+Declared in the short form (``toolfront.Family``): each tool's name, title and description come from
+its function. The catalogue family keeps the seed's form (``api_tools`` with ``Tool.new``)."""
 
 from __future__ import annotations
 
@@ -7,10 +10,10 @@ import secrets
 import time
 from typing import Any
 
-from toolfront import CallContext, Tool, ToolError, dynamodb, family_handler
+from toolfront import CallContext, Family, ToolError, dynamodb
 from toolfront.calls.redaction import hash_client_token
 
-FAMILY = "guest"
+guest = Family("guest", audience="public")
 SESSION_DAYS = 30
 _TOKEN = {"type": "string", "minLength": 20, "maxLength": 200, "description": "From guest.start_session."}
 
@@ -35,7 +38,21 @@ def _expiry() -> dict[str, str]:
     return {"N": str(int(time.time()) + SESSION_DAYS * 86400)}
 
 
+_SESSION_INPUT = {
+    "type": "object",
+    "properties": {"session_token": _TOKEN},
+    "required": ["session_token"],
+    "additionalProperties": False,
+}
+
+
+@guest.tool(replay=False)
 def start_session(data: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
+    """Start a guest session
+
+    Starts an anonymous session and answers its session_token, the visitor's identity for the other
+    guest tools. Keep it secret. Every call starts a new session: a repeated call is not the same
+    call, and no idempotency_key is taken."""
     token = secrets.token_urlsafe(32)
     dynamodb.call(
         "put_item",
@@ -56,7 +73,25 @@ def _require_session(token_hash: str) -> None:
         )
 
 
+@guest.tool(
+    input_schema={
+        "type": "object",
+        "properties": {
+            "session_token": _TOKEN,
+            "email": {"type": "string", "format": "email", "maxLength": 254},
+        },
+        "required": ["session_token", "email"],
+        "additionalProperties": False,
+    },
+    client_token="session_token",
+    danger="always",
+)
 def subscribe_newsletter(data: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
+    """Subscribe to the newsletter
+
+    Subscribes an e-mail address for this session. Double opt-in: the call always waits for the
+    address's owner to confirm (it answers pending_approval); the subscription exists only once
+    confirmed."""
     session = _session(ctx)
     _require_session(session)
     dynamodb.call(
@@ -72,7 +107,16 @@ def subscribe_newsletter(data: dict[str, Any], ctx: CallContext) -> dict[str, An
     return {"subscribed": data["email"]}
 
 
+@guest.tool(
+    input_schema=_SESSION_INPUT,
+    client_token="session_token",
+    annotations={"read_only": True, "idempotent": True},
+)
 def get_subscription(data: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
+    """Get this session's subscription
+
+    Answers the confirmed newsletter subscription of this session ({email, status}). Before the
+    subscription is confirmed, or if there is none, the answer is not_found. Read-only."""
     found = dynamodb.call(
         "get_item", TableName=_table(), Key=_key("subscription", _session(ctx)), ConsistentRead=True
     )
@@ -82,55 +126,4 @@ def get_subscription(data: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
     return {"email": item["email"]["S"], "status": item["status"]["S"]}
 
 
-def api_tools() -> list[Tool]:
-    return [
-        Tool.new(
-            name="guest.start_session",
-            audience="public",
-            handler=start_session,
-            title="Start a guest session",
-            description="Starts an anonymous session and answers its session_token, the visitor's identity "
-            "for the other guest tools. Keep it secret. Every call starts a new session: a repeated call is "
-            "not the same call, and no idempotency_key is taken.",
-            replay=False,
-        ),
-        Tool.new(
-            name="guest.subscribe_newsletter",
-            audience="public",
-            handler=subscribe_newsletter,
-            title="Subscribe to the newsletter",
-            description="Subscribes an e-mail address for this session. Double opt-in: the call always waits "
-            "for the address's owner to confirm (it answers pending_approval); the subscription exists only "
-            "once confirmed.",
-            input_schema={
-                "type": "object",
-                "properties": {
-                    "session_token": _TOKEN,
-                    "email": {"type": "string", "format": "email", "maxLength": 254},
-                },
-                "required": ["session_token", "email"],
-                "additionalProperties": False,
-            },
-            client_token="session_token",
-            danger="always",
-        ),
-        Tool.new(
-            name="guest.get_subscription",
-            audience="public",
-            handler=get_subscription,
-            title="Get this session's subscription",
-            description="Answers the confirmed newsletter subscription of this session ({email, status}). "
-            "Before the subscription is confirmed, or if there is none, the answer is not_found. Read-only.",
-            input_schema={
-                "type": "object",
-                "properties": {"session_token": _TOKEN},
-                "required": ["session_token"],
-                "additionalProperties": False,
-            },
-            client_token="session_token",
-            annotations={"read_only": True, "idempotent": True},
-        ),
-    ]
-
-
-lambda_handler = family_handler(FAMILY, api_tools)
+lambda_handler = guest.lambda_handler

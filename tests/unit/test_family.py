@@ -75,6 +75,30 @@ def test_a_first_tool_from_types() -> None:
     assert validator_for(tool.input_schema).errors({"text": ""})  # the schema holds what the model says
 
 
+def test_the_description_is_the_docstring_with_each_paragraph_on_one_line() -> None:
+    notes = Family("notes", permission="notes")
+
+    @notes.tool(scope="notes.entries:read", annotations={"read_only": True})
+    def list_notes(data: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
+        """List the notes
+
+        Answers every note, newest first,
+        at most 100 of them.
+
+        Arguments:
+        - prefix: only notes starting with it
+        1. then sorted
+        """
+        return {}
+
+    (tool,) = notes.api_tools()
+    assert tool.title == "List the notes"
+    assert tool.description == (
+        "List the notes\n\nAnswers every note, newest first, at most 100 of them.\n\n"
+        "Arguments:\n- prefix: only notes starting with it\n1. then sorted"
+    )
+
+
 class Query(TypedDict):
     prefix: str
 
@@ -222,15 +246,18 @@ def test_the_readmes_first_tool_runs_as_written() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     section = readme.split("## Declaring tools", 1)[1]
     code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    # A first tool is at most 15 lines of one file (lines of code: PEP 8's blank lines not counted).
+    assert len([line for line in code.splitlines() if line.strip()]) <= 15
     namespace: dict[str, Any] = {"__name__": "readme_notes"}
     exec(compile(code, "README.md", "exec"), namespace)
     (tool,) = namespace["notes"].api_tools()
     assert (tool.name, tool.title, tool.scope) == (
         "notes.add_note",
-        "Add a note. Answers the note's id.",
+        "Add a note. Answers the note as it was kept.",
         "notes.entries:write",
     )
     assert tool.input_schema["properties"]["text"]["maxLength"] == 500
-    answer = tool.handler({"text": "milk"}, CallContext("req-1", tool.name))
-    assert answer == {"note_id": "req-1", "text": "milk"}
+    assert tool.output_schema == {**tool.input_schema, "required": ["text"]}
+    answer = tool.handler({"text": "milk", "tags": ["shop"]}, CallContext("req-1", tool.name))
+    assert answer == {"text": "milk", "tags": ["shop"]}
     assert callable(namespace["lambda_handler"])

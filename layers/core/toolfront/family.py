@@ -34,6 +34,7 @@ from toolfront.tools.definition import Tool
 from toolfront.tools.portable import portable_schema
 
 _FAMILY_NAME = re.compile(r"[a-z][a-z0-9_]*")
+_LIST_ITEM = re.compile(r"\d+[.)] ")
 Handler = Callable[..., Any]
 
 
@@ -91,7 +92,7 @@ class Family:
         doc = inspect.getdoc(function)
         if doc:
             values["title"] = doc.splitlines()[0].strip()
-            values["description"] = doc
+            values["description"] = _unwrapped(doc)
         values.update(fields)
         values.setdefault("name", name)
         values["module"] = self.name
@@ -103,6 +104,22 @@ class Family:
             values["output_schema"] = _schema(model_out, what="output", name=name)
         values["handler"] = _typed_handler(function, model_in, model_out)
         return Tool.new(**values)
+
+
+def _unwrapped(doc: str) -> str:
+    """The docstring with each paragraph on one line: a model reads the description, and a source
+    file's line width is no break of the text (list items and indented lines keep their breaks)."""
+    paragraphs = []
+    for paragraph in doc.split("\n\n"):
+        lines = paragraph.splitlines()
+        merged = lines[:1]
+        for line in lines[1:]:
+            if line.startswith((" ", "\t", "- ", "* ")) or _LIST_ITEM.match(line):
+                merged.append(line)
+            else:
+                merged[-1] = f"{merged[-1]} {line}"
+        paragraphs.append("\n".join(merged))
+    return "\n\n".join(paragraphs)
 
 
 def _check_signature(function: Handler, name: str) -> None:
