@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from toolfront import Annotations, Audience, Tool, ToolDefinitionError
+from toolfront import Annotations, Audience, CallContext, Tool, ToolDefinitionError
+from toolfront.auth.actors import ActorKind
 
 
 def handler(data: dict[str, Any], ctx: Any) -> dict[str, Any]:
@@ -421,3 +422,8 @@ def test_describe_is_json_data_naming_callables_by_kind() -> None:
         "idempotent": False,
         "open_world": False,
     }
+
+
+def test_a_context_always_has_an_actor_an_anonymous_one_when_built_by_hand() -> None:
+    ctx = CallContext("r", "guest.start_session")
+    assert (ctx.actor.kind, ctx.actor.id, ctx.actor.authenticated) == (ActorKind.ANONYMOUS, "", False)

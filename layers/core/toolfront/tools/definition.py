@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any, Literal
 
-from toolfront.auth.actors import PERMISSION, TOOL_SCOPE, Actor
+from toolfront.auth.actors import PERMISSION, TOOL_SCOPE, Actor, ActorKind
 from toolfront.encoding import strict_json
 from toolfront.errors import ToolDefinitionError
 from toolfront.results import MIME_TYPE, ToolResult
@@ -68,7 +68,9 @@ class CallContext:
 
     request_id: str
     tool: str
-    actor: Actor | None = None
+    # Never None: the pipeline and the approved-call runner always pass the caller; a context built
+    # by hand (a test, a danger check's dry run) is an anonymous caller's.
+    actor: Actor = field(default_factory=lambda: Actor(ActorKind.ANONYMOUS, ""))
     dry_run: bool = False
     client_token_hash: str | None = None  # the caller's client token, hashed (public tools)
 

@@ -29,12 +29,11 @@ _SESSION = {
 
 
 def get_actor(data: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
-    assert ctx.actor is not None
     return {"actor": ctx.actor.describe()}
 
 
 def list_tools(data: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
-    return {"tools": callable_tools(all_tools(), ctx.actor or Actor(ActorKind.ANONYMOUS, ""))}
+    return {"tools": callable_tools(all_tools(), ctx.actor)}
 
 
 def _unwired() -> Any:
@@ -54,9 +53,9 @@ class _HeldCalls:
         """The caller's approval: a key of the same principal, the same Cognito sub, or the same
         client token. Nobody is refused before any read, so no approval is fetched for nobody."""
         actor = ctx.actor
-        if actor is not None and actor.kind is ActorKind.ANONYMOUS and ctx.client_token_hash:
+        if actor.kind is ActorKind.ANONYMOUS and ctx.client_token_hash:
             actor = Actor(ActorKind.CLIENT, ctx.client_token_hash)
-        if actor is None or actor.kind is ActorKind.ANONYMOUS:
+        if actor.kind is ActorKind.ANONYMOUS:
             raise UnauthenticatedError("send the key of the call, or its session_token, to read an approval")
         store = self._approvals()
         approval = store.get(data["approval_id"]) if store else None
