@@ -200,6 +200,10 @@ def _function_text(family: NewFamily) -> str:
         - DynamoDBCrudPolicy: {{TableName: !Ref IdempotencyTable}}
         - DynamoDBCrudPolicy: {{TableName: !Ref RateLimitsTable}}
         - DynamoDBCrudPolicy: {{TableName: !Ref ApprovalsTable}}
+        - Statement:  # audit records: appended, never changed (put only)
+            - Effect: Allow
+              Action: [dynamodb:PutItem]
+              Resource: !GetAtt AuditTable.Arn
         - StepFunctionsExecutionPolicy: {{StateMachineName: !Sub "${{AWS::StackName}}-approval"}}
         - Statement:
             # core's system tools on /mcp/<family> cancel and confirm held calls, which resumes

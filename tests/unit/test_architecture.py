@@ -9,7 +9,7 @@ import pytest
 
 CORE = Path(__file__).resolve().parents[2] / "layers" / "core" / "toolfront"
 MAX_MODULE_LINES = 400
-SUBPACKAGES = {"adapters", "admission", "approvals", "auth", "aws", "calls", "oauth", "tools"}
+SUBPACKAGES = {"adapters", "admission", "approvals", "audit", "auth", "aws", "calls", "oauth", "tools"}
 
 
 def _module_name(path: Path) -> str:

@@ -19,12 +19,14 @@ CORE = {
     ("DynamoDBCrudPolicy", "IdempotencyTable"),
     ("DynamoDBCrudPolicy", "RateLimitsTable"),
     ("DynamoDBCrudPolicy", "ApprovalsTable"),
+    ("Statement", "dynamodb:PutItem"),  # audit records: appended, never changed
 }
 FAMILY = CORE | {
     ("StepFunctionsExecutionPolicy", "${AWS::StackName}-approval"),
     ("Statement", "states:SendTaskFailure,states:SendTaskSuccess"),  # system tools on /mcp/<family>
 }
 CALLBACKS = frozenset({"states:SendTaskSuccess", "states:SendTaskFailure"})
+AUDIT_APPEND = frozenset({"dynamodb:PutItem"})
 APP_CLIENTS = frozenset(
     {
         "cognito-idp:CreateUserPoolClient",
@@ -38,6 +40,7 @@ NEEDS = {
     "GatewayFunction": CORE | {("Statement", "states:SendTaskFailure,states:SendTaskSuccess")},
     "ApprovalsFunction": {
         ("DynamoDBCrudPolicy", "ApprovalsTable"),
+        ("Statement", "dynamodb:PutItem"),
         ("SNSPublishMessagePolicy", "ApproverTopic"),
         ("Statement", "states:SendTaskFailure,states:SendTaskSuccess"),
     },
@@ -120,9 +123,13 @@ def grants(policies: list[Any]) -> set[tuple[str, str]]:
                 actions = sorted(
                     statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
                 )
-                assert set(actions) <= CALLBACKS | APP_CLIENTS, f"an inline statement beyond these: {actions}"
+                allowed = CALLBACKS | APP_CLIENTS | AUDIT_APPEND
+                assert set(actions) <= allowed, f"an inline statement beyond these: {actions}"
                 if set(actions) & APP_CLIENTS:  # app clients of the stack's own pool, no other
                     assert statement["Resource"] == {"Fn::GetAtt": ["UserPool", "Arn"]}, statement
+                if set(actions) & AUDIT_APPEND:  # puts on the audit table alone: no update, no delete
+                    assert set(actions) == AUDIT_APPEND, statement
+                    assert statement["Resource"] == {"Fn::GetAtt": ["AuditTable", "Arn"]}, statement
                 found.add(("Statement", ",".join(actions)))
             continue
         (parameter,) = body.values()

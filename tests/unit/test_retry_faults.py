@@ -105,12 +105,16 @@ def test_set_prices_failing_at_each_write_never_applies_anything_twice(call: Han
     assert again["headers"].get("idempotent-replayed") == "true" and again["statusCode"] == 503
 
 
-def test_an_answer_write_failure_still_answers_the_truth_and_a_retry_never_discounts_again(
+def test_an_answer_write_failure_is_never_told_as_success_and_a_retry_never_discounts_again(
     call: Handler,
 ) -> None:
-    with failing("UpdateItem", "IdempotencyTable"):
+    # The second transaction on the idempotency table keeps the answer and the call's audit record:
+    # with neither written, the caller is not told "success" (the call has no record), only 503.
+    with failing("TransactWriteItems", "IdempotencyTable", nth=2):
         first = request(call, "discount_products", DISCOUNTS, "req-1")
-    assert first["statusCode"] == 200 and prices() == [900, 900, 900]
+    error = json.loads(first["body"])["error"]
+    assert (first["statusCode"], error["code"]) == (503, "unavailable") and prices() == [900, 900, 900]
+    assert "check whether it took effect" in error["message"]
     while_running = request(call, "discount_products", DISCOUNTS, "req-2")
     assert while_running["statusCode"] == 409  # the lease still holds: in progress
     expire_leases()

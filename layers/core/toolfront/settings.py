@@ -83,6 +83,15 @@ class FacadeSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class AuditSettings:
+    """The audit trail: its table, whether calls of read-only tools are kept too, and for how long."""
+
+    table: str
+    reads: bool = False  # AuditReads
+    retention_days: int = 400  # AuditRetentionDays
+
+
+@dataclass(frozen=True, slots=True)
 class ApprovalSettings:
     """Where held calls wait: the approvals table, the workflow, and how approvers hear of them."""
 
@@ -104,6 +113,7 @@ class Settings:
     limits: RateLimits = field(default_factory=RateLimits)
     idempotency_lease_seconds: int = 60
     approvals: ApprovalSettings | None = None  # None: held calls answer 501 (no workflow deployed)
+    audit: AuditSettings | None = None  # None: no audit table (a deployment always has one)
     function_prefix: str = ""  # a family's function is <prefix><family> (MCP routes calls there)
     public_url: str | None = None  # PublicUrl: the API's address for links (None: its default URL)
     region: str = ""  # the function's AWS region (Lambda sets AWS_REGION)
@@ -135,6 +145,7 @@ class Settings:
             ),
             idempotency_lease_seconds=_integer(env, "TOOLFRONT_IDEMPOTENCY_LEASE_SECONDS", 60, low=1),
             approvals=_approvals(env),
+            audit=_audit(env),
             function_prefix=env.get("TOOLFRONT_FUNCTION_PREFIX", "").strip(),
             public_url=_public_url(env, "TOOLFRONT_PUBLIC_URL"),
             region=(env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or "").strip(),
@@ -229,6 +240,17 @@ def _approvals(env: Mapping[str, str]) -> ApprovalSettings | None:
         lifetime_seconds=_integer(env, "TOOLFRONT_APPROVAL_LIFETIME_SECONDS", 86400, low=1),
         topic_arn=env.get("TOOLFRONT_APPROVER_TOPIC_ARN", "").strip() or None,
         outbox_path=env.get("TOOLFRONT_OUTBOX_PATH", "").strip() or None,
+    )
+
+
+def _audit(env: Mapping[str, str]) -> AuditSettings | None:
+    table = env.get("TOOLFRONT_AUDIT_TABLE", "").strip()
+    if not table:
+        return None
+    return AuditSettings(
+        table=table,
+        reads=_boolean(env, "TOOLFRONT_AUDIT_READS", False),
+        retention_days=_integer(env, "TOOLFRONT_AUDIT_RETENTION_DAYS", 400, low=1),
     )
 
 

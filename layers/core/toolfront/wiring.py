@@ -21,6 +21,7 @@ from toolfront.approvals.desk import ApprovalDesk
 from toolfront.approvals.runner import ApprovedCallRunner
 from toolfront.approvals.store import ApprovalStore
 from toolfront.approvals.workflow import Workflow
+from toolfront.audit.log import AuditLog
 from toolfront.auth.authenticator import Authenticator
 from toolfront.auth.cognito import CognitoVerifier
 from toolfront.auth.keystore import DynamoDBKeyStore
@@ -66,6 +67,15 @@ def admission() -> Admission:
 
 
 @cache
+def audit_log() -> AuditLog | None:
+    """The process's audit log (its chain lives as long as the process)."""
+    audit = current().audit
+    if audit is None:
+        return None
+    return AuditLog(audit.table, retention_days=audit.retention_days, reads=audit.reads)
+
+
+@cache
 def approval_store() -> ApprovalStore | None:
     approvals = current().approvals
     return ApprovalStore(approvals.table) if approvals else None
@@ -105,6 +115,7 @@ def pipeline_for(registry: Registry) -> CallPipeline:
         desk=approval_desk(),
         batch_confirm_items=settings.batch_confirm_items,
         lease_seconds=settings.idempotency_lease_seconds,
+        audit=audit_log(),
     )
 
 
@@ -157,7 +168,7 @@ def reset() -> None:
     Pipelines need no forgetting: each handler rebuilds its own when the settings object changes.
     """
     current.cache_clear()
-    for built in (key_store, authenticator, admission, approval_store, workflow, sign_in_facade):
+    for built in (key_store, authenticator, admission, audit_log, approval_store, workflow, sign_in_facade):
         built.cache_clear()
 
 

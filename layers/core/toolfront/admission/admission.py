@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolfront.admission.idempotency import Claim, Replay, outcome_of_conflict
 from toolfront.admission.ratelimit import (
@@ -31,6 +31,9 @@ from toolfront.aws import bodies, dynamodb
 from toolfront.aws import clients as aws
 from toolfront.errors import RateLimitedError, StoreUnavailableError, TooManyPendingApprovalsError
 from toolfront.settings import RateLimits
+
+if TYPE_CHECKING:
+    from toolfront.admission.idempotency import AuditWrite
 
 _ATTEMPTS = 6  # form corrections and transaction conflicts; each one is rare
 GUARD_PREFIX = "ip-guard#"  # the per-address bucket every keyless call also spends from
@@ -200,14 +203,27 @@ class Admission:
         nothing = BucketWrite(write.form, write.bucket, write.limit, 0, write.now_us)
         return nothing.admitted(max(write.now_us, self._memory.last(write.bucket) or 0))
 
-    def complete(self, claim: Claim, status: int, body: str) -> None:
+    def complete(self, claim: Claim, status: int, body: str, audit: AuditWrite | None = None) -> None:
         """Store the first answer (a lost lease means another call took over: nothing to do); a
-        large one compressed, or in parts written first (``aws.bodies``)."""
+        large one compressed, or in parts written first (``aws.bodies``). The call's audit record,
+        when given, rides in the same transaction: one request for both."""
         packed = bodies.pack(body)
         if packed.parts:
             ttl = {"expires_at_epoch": {"N": str(claim.expires_epoch)}}
             bodies.write_parts(self.client, self._idempotency_table, "pk", claim.record_id, packed, ttl)
-        self._write_quietly("update_item", claim.complete(self._idempotency_table, status, packed.value))
+        update = claim.complete(self._idempotency_table, status, packed.value)
+        if audit is None:
+            self._write_quietly("update_item", update)
+            return
+        log, entry = audit
+        try:
+            with log.linked(entry) as items:
+                dynamodb.call(self.client, "transact_write_items", TransactItems=[{"Update": update}, *items])
+        except dynamodb.TransactionCanceledError:
+            # The lease went to another call (whose answer is kept), or a conflict: the answer as
+            # before, and the record on its own (the chain was left; a new one takes it).
+            self._write_quietly("update_item", update)
+            log.append(entry)
 
     def release(self, claim: Claim) -> None:
         self._write_quietly("delete_item", claim.release(self._idempotency_table))

@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from toolfront.aws.bodies import unpack
 from toolfront.encoding import canonical_json
@@ -31,6 +31,12 @@ from toolfront.errors import (
 )
 from toolfront.tools.definition import Tool
 from toolfront.tools.rules import CONTROL_FIELDS
+
+if TYPE_CHECKING:
+    from toolfront.audit.log import AuditLog
+    from toolfront.audit.records import AuditEntry
+
+    AuditWrite = tuple[AuditLog, AuditEntry]  # the log and the call's record, written with the answer
 
 logger = logging.getLogger("toolfront.idempotency")
 
@@ -192,7 +198,7 @@ def outcome_of_conflict(
 class RecordWriter(Protocol):
     """Where a record's answer is written (``Admission``, which also made the claim)."""
 
-    def complete(self, claim: Claim, status: int, body: str) -> None: ...
+    def complete(self, claim: Claim, status: int, body: str, audit: AuditWrite | None = None) -> None: ...
 
     def release(self, claim: Claim) -> None: ...
 
@@ -225,14 +231,23 @@ class IdempotencyRecord:
         """The handler starts now: from here a crash is the call's answer (``crash_body``, a 500)."""
         self._crash_body = crash_body
 
-    def complete(self, status: int, body: str) -> None:
-        """Keep ``body`` (sent with ``status``) as the answer every retry with this key gets back."""
+    @property
+    def claimed(self) -> bool:
+        """Whether this call holds a record to answer (a key, and not a replay)."""
+        return not self._settled and self._claim is not None
+
+    def complete(self, status: int, body: str, audit: AuditWrite | None = None) -> None:
+        """Keep ``body`` (sent with ``status``) as the answer every retry with this key gets back;
+        ``audit`` (the log and the call's record) rides in the same write. Without an audit record,
+        a write that fails is only logged; with one, it raises: the call has no record then."""
         if self._settled or self._claim is None:
             return
         self._settled = True
         try:
-            self._writer.complete(self._claim, status, body)
+            self._writer.complete(self._claim, status, body, audit)
         except StoreUnavailableError:
+            if audit is not None:
+                raise
             # The call happened: its caller gets the true answer. The record stays claimed, so a
             # retry after the lease is told the outcome is unknown instead of running it again.
             logger.warning(

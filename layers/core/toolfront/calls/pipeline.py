@@ -30,10 +30,12 @@ from toolfront.admission.idempotency import (
 )
 from toolfront.approvals.desk import ApprovalDesk
 from toolfront.approvals.policy import ConfirmationReason, confirmation_reason
+from toolfront.audit.log import AuditLog
 from toolfront.auth.access import authorize
 from toolfront.auth.actors import Actor, ActorKind
 from toolfront.auth.authenticator import presented_credential
 from toolfront.aws.dynamodb import translated
+from toolfront.calls.auditing import CallAudit, CallAuditor, Outcome
 from toolfront.calls.call import Call, CallResult
 from toolfront.calls.envelopes import error_body, success_body
 from toolfront.calls.inputs import parse_body
@@ -76,6 +78,7 @@ class _Progress:
     secrets: list[str] = field(default_factory=list)
     client_token_hash: str | None = None
     cost: int = 0  # units spent, once the rate limit decided
+    audit: CallAudit | None = None  # an audited call's record, once the tool is known
 
 
 HANDLER_STORE_DOWN = (
@@ -100,7 +103,9 @@ class CallPipeline:
         desk: ApprovalDesk | None = None,
         batch_confirm_items: int = 100,
         lease_seconds: int = 60,
+        audit: AuditLog | None = None,
     ) -> None:
+        self._auditor = CallAuditor(audit) if audit is not None else None
         self._desk = desk
         self._registry = registry
         self._authenticate = authenticate
@@ -119,6 +124,8 @@ class CallPipeline:
         except Exception:  # a crash or a broken setting: logged in full, answered without detail
             logger.exception("tool %s failed (request %s)", call.tool_name, call.request_id)
             result = CallResult(500, error=InternalError(), actor=progress.actor, headers=progress.headers)
+        if self._auditor is not None and progress.audit is not None and progress.actor is not None:
+            result = self._auditor.finish(call, result, progress.actor, progress.audit)
         duration_ms = (time.perf_counter() - started) * 1000
         log_call(call, result, duration_ms=duration_ms, secrets=progress.secrets, cost=progress.cost)
         return result
@@ -130,6 +137,8 @@ class CallPipeline:
         if tool is None:
             raise UnknownToolError(f"there is no tool {call.tool_name!r}", details={"tool": call.tool_name})
         arguments = tool.with_integers(arguments)
+        if self._auditor is not None:
+            progress.audit = self._auditor.begin(tool, without_control_fields(arguments))
         actor = progress.actor = self._actor(call, tool, arguments, progress)
         authorize(audience=str(tool.audience), scope=tool.scope, permission=tool.permission, actor=actor)
         with self._admit(call, tool, actor, arguments, progress) as record:
@@ -215,7 +224,8 @@ class CallPipeline:
             returned = _run_handler(tool, arguments, ctx)
         except (ToolError, CallRefusedError) as exc:  # the handler's own answer: kept like a success
             refused = _scrubbed(exc, tool, progress.secrets) if isinstance(exc, ToolError) else exc
-            record.complete(refused.http_status, error_body(refused, call.request_id))
+            body = error_body(refused, call.request_id)
+            self._complete(call, record, progress, refused.http_status, body, error_code=refused.code)
             raise refused from None
         # Data that breaks the output schema raises here: a 500, kept for the key as the crash it is.
         data, content = answer_parts(tool, returned)
@@ -253,7 +263,7 @@ class CallPipeline:
             secrets=tuple(progress.secrets),
         )
         body = success_body(data, call.request_id)
-        record.complete(202, body)
+        self._complete(call, record, progress, 202, body, approval_id=data.get("approval_id"))
         return CallResult(202, data=data, actor=actor, headers=progress.headers, body=body)
 
     def _answer(
@@ -272,14 +282,35 @@ class CallPipeline:
         if mentions_secret_field(body, fields) and carries_credential(data, fields):
             # A credential is handed out once and never written anywhere, so there is no answer to
             # replay; the key is not freed either (the call did its work): a retry is told so.
-            record.complete(409, error_body(_CREDENTIAL_NOT_KEPT, call.request_id))
+            kept = error_body(_CREDENTIAL_NOT_KEPT, call.request_id)
+            self._complete(call, record, progress, 409, kept, told=200)
             return CallResult(200, data=data, actor=actor, headers=progress.headers, body=body)
         if any(secret in body for secret in progress.secrets):
             data = redact(data, secrets=progress.secrets)
             content = redact(content, secrets=progress.secrets)
             body = success_body(data, call.request_id, content)
-        record.complete(200, body)
+        self._complete(call, record, progress, 200, body)
         return CallResult(200, data=data, actor=actor, headers=progress.headers, body=body)
+
+    def _complete(
+        self,
+        call: Call,
+        record: IdempotencyRecord,
+        progress: _Progress,
+        status: int,
+        body: str,
+        *,
+        told: int | None = None,
+        error_code: str | None = None,
+        approval_id: str | None = None,
+    ) -> None:
+        """Keep the answer for the key, with the call's audit record in the same write when it is
+        audited (``told``: the status the caller gets, when it is not the one kept)."""
+        if self._auditor is None or progress.audit is None or progress.actor is None or not record.claimed:
+            record.complete(status, body)
+            return
+        outcome = Outcome(told or status, error_code, approval_id)
+        self._auditor.complete(call, record, progress.actor, progress.audit, status, body, outcome)
 
 
 def _safe_credential(headers: Mapping[str, str]) -> str | None:

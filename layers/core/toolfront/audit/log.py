@@ -1,0 +1,143 @@
+"""The audit log: append-only records in ``AuditTable``, each chained to the one before it.
+
+Chains are partitioned by writer: each process (a Lambda execution environment, a CLI run, the local
+stack) appends to a chain of its own, named at random when it first writes. A chain so has exactly
+one writer, which knows its last record without reading it: an append is one request, and
+concurrent writers never contend for a head, because each has its own. Within a process a lock
+keeps appends in order (the local stack serves requests on threads).
+
+An append is one ``TransactWriteItems``: the record (``attribute_not_exists``: never overwritten)
+and the chain's head (``seq`` and hash of its last record, conditional on the previous ``seq``), so
+that removing a chain's newest records shows too. The pair can also ride in a transaction the call
+makes anyway (its idempotency answer): then auditing costs no request. When the outcome of a write
+is unknown, the chain is left and the next append starts a new one, so a chain never forks.
+
+Items: ``pk = "chain#<id>"``; ``sk = seq`` (1, 2, ...) for records, ``sk = 0`` for the head.
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from toolfront.audit.records import GENESIS, AuditEntry, Link, record_sha256
+from toolfront.aws import dynamodb
+from toolfront.aws.clients import client as aws_client
+from toolfront.encoding import canonical_json, rfc3339
+
+HEAD_SK = 0
+DEFAULT_RETENTION_DAYS = 400
+
+
+@dataclass(slots=True)
+class _Chain:
+    """This process's chain: its id and its last record, as only its writer knows them."""
+
+    id: str
+    seq: int = 0
+    sha256: str = GENESIS
+    at: str | None = None
+
+
+class AuditLog:
+    """Appends this process's audit records to its own chain in ``table``."""
+
+    def __init__(
+        self,
+        table: str,
+        *,
+        retention_days: int = DEFAULT_RETENTION_DAYS,
+        reads: bool = False,
+        client: Any = None,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        self.table = table
+        self.reads = reads  # AuditReads: calls of read-only tools are recorded too
+        self._retention = timedelta(days=retention_days)
+        self._client = client
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._chain = _Chain(_new_chain_id())
+
+    @property
+    def client(self) -> Any:
+        if self._client is None:
+            self._client = aws_client("dynamodb")
+        return self._client
+
+    def now(self) -> datetime:
+        return self._clock()
+
+    def append(self, entry: AuditEntry) -> None:
+        """Write one record (one request). Raises ``StoreUnavailableError`` when it could not be."""
+        with self.linked(entry) as items:
+            dynamodb.call(self.client, "transact_write_items", TransactItems=items)
+
+    @contextmanager
+    def linked(self, entry: AuditEntry) -> Iterator[list[dict[str, Any]]]:
+        """The two transaction items of ``entry``'s record, for a transaction of the caller's own
+        (at most 98 other items). The chain moves on when the block ends without an exception; on
+        one it is left, and the next record starts a new chain."""
+        with self._lock:
+            chain = self._chain
+            content = entry.content()
+            link = Link(chain.id, chain.seq + 1, chain.sha256, chain.at)
+            digest = record_sha256(content, link)
+            try:
+                yield self._items(content, link, digest)
+            except BaseException:
+                self._chain = _Chain(_new_chain_id())  # the write may have happened: never fork
+                raise
+            chain.seq, chain.sha256, chain.at = link.seq, digest, content["at"]
+
+    def _items(self, content: dict[str, Any], link: Link, digest: str) -> list[dict[str, Any]]:
+        pk = {"S": f"chain#{link.chain}"}
+        expires = {"N": str(int((self._clock() + self._retention).timestamp()))}
+        record = {
+            "pk": pk,
+            "sk": {"N": str(link.seq)},
+            "record": {"S": canonical_json(content)},
+            "prev_sha256": {"S": link.prev_sha256},
+            "sha256": {"S": digest},
+            "expires_at_epoch": expires,
+        }
+        if link.prev_at is not None:
+            record["prev_at"] = {"S": link.prev_at}
+        head = {
+            "pk": pk,
+            "sk": {"N": str(HEAD_SK)},
+            "seq": {"N": str(link.seq)},
+            "sha256": {"S": digest},
+            "at": {"S": content["at"]},
+            "expires_at_epoch": expires,
+        }
+        # The head follows its record, or begins the chain: a write from an older state fails.
+        guard = (
+            {"ConditionExpression": "attribute_not_exists(pk)"}
+            if link.seq == 1
+            else {
+                "ConditionExpression": "#seq = :prev",
+                "ExpressionAttributeNames": {"#seq": "seq"},
+                "ExpressionAttributeValues": {":prev": {"N": str(link.seq - 1)}},
+            }
+        )
+        return [
+            {
+                "Put": {
+                    "TableName": self.table,
+                    "Item": record,
+                    "ConditionExpression": "attribute_not_exists(pk)",
+                }
+            },
+            {"Put": {"TableName": self.table, "Item": head, **guard}},
+        ]
+
+
+def _new_chain_id() -> str:
+    """A chain's name: when it began (for people reading the table) and 64 random bits."""
+    return f"{rfc3339(datetime.now(UTC)).replace(':', '')}-{secrets.token_hex(8)}"
