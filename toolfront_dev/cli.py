@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from toolfront_dev.command import Command
 from toolfront_dev.commands_approvals import APPROVALS
+from toolfront_dev.commands_audit import AUDIT
 from toolfront_dev.commands_check import CHECK
 from toolfront_dev.commands_keys import KEYS
 from toolfront_dev.commands_manifest import MANIFEST
@@ -186,6 +187,7 @@ COMMANDS: tuple[Command, ...] = (
     KEYS,
     PRINCIPALS,
     APPROVALS,
+    AUDIT,
     TOOLS,
     MANIFEST,
     CHECK,
