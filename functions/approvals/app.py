@@ -21,6 +21,7 @@ from toolfront.approvals.records import Approval, ApprovalStatus, hash_code, new
 from toolfront.approvals.runner import FAILED_WITHOUT_DETAIL
 from toolfront.approvals.store import ApprovalStore
 from toolfront.approvals.workflow import Workflow
+from toolfront.audit.records import AuditEvent, decided_by
 from toolfront.aws import dynamodb
 from toolfront.calls.inputs import parse_json
 from toolfront.calls.logs import emit_metric
@@ -114,7 +115,7 @@ def decide(event: dict[str, Any], request_id: str) -> dict[str, Any]:
         form = _form(event)
         refuse_credentials_in_url(event.get("queryStringParameters") or {}, allowed=frozenset({"code"}))
         decided = _decisions().decide(
-            _approval_id(event), form.get("code", ""), form.get("decision", ""), by="approval link"
+            _approval_id(event), form.get("code", ""), form.get("decision", ""), by=decided_by("link", None)
         )
     except CallRefusedError as refused:
         return _problem(refused, request_id)
@@ -136,11 +137,17 @@ def park(event: dict[str, Any]) -> dict[str, Any]:
 
 def close(event: dict[str, Any], status: ApprovalStatus) -> dict[str, Any]:
     """Workflow task: the wait timed out (expired) or the workflow failed (failed, without detail)."""
-    fields: dict[str, Any] = {"error": FAILED_WITHOUT_DETAIL} if status is ApprovalStatus.FAILED else {}
+    fields: dict[str, Any] = (
+        {"error": FAILED_WITHOUT_DETAIL}
+        if status is ApprovalStatus.FAILED
+        else {"decided_by": decided_by("system", None)}
+    )
     try:
-        _store().transition(event["approval_id"], status, datetime.now(UTC), **fields)
+        closed = _store().transition(event["approval_id"], status, datetime.now(UTC), **fields)
     except dynamodb.ConditionFailedError:
         return {"closed": False}  # already decided or cancelled: that status stands
+    event_kind = AuditEvent.EXPIRED if status is ApprovalStatus.EXPIRED else AuditEvent.EXECUTED
+    _decisions().record(closed, event_kind)
     emit_metric("ApprovalsExpired" if status is ApprovalStatus.EXPIRED else "ApprovalsFailed")
     return {"closed": True}
 

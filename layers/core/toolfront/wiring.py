@@ -91,7 +91,7 @@ def decisions() -> Decisions:
     store, flow = approval_store(), workflow()
     if store is None or flow is None:
         raise ConfigurationError(_NO_APPROVALS)
-    return Decisions(store, flow)
+    return Decisions(store, flow, audit=audit_log())
 
 
 def approval_desk() -> ApprovalDesk | None:
@@ -242,7 +242,7 @@ class FamilyHandler:
         store = approval_store()
         if store is None:
             raise ConfigurationError(_NO_APPROVALS)
-        return ApprovedCallRunner(self.registry, store, key_store()).run(approval_id)
+        return ApprovedCallRunner(self.registry, store, key_store(), audit=audit_log()).run(approval_id)
 
 
 def family_handler(family: str, api_tools: Callable[[], list[Tool]], *, core: bool = False) -> FamilyHandler:

@@ -5,12 +5,16 @@ before it expires; then the waiting workflow is resumed. Also the requester's ca
 from __future__ import annotations
 
 import hmac
+import logging
 from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import Any
 
 from toolfront.approvals.records import Approval, ApprovalStatus, hash_code
 from toolfront.approvals.store import ApprovalStore, old_approval
 from toolfront.approvals.workflow import Workflow
+from toolfront.audit.log import AuditLog
+from toolfront.audit.records import AuditActor, AuditEntry, AuditEvent, decided_by
 from toolfront.aws import dynamodb
 from toolfront.calls.logs import emit_metric
 from toolfront.errors import (
@@ -18,7 +22,10 @@ from toolfront.errors import (
     InvalidConfirmationError,
     InvalidDecisionError,
     NotFoundError,
+    StoreUnavailableError,
 )
+
+logger = logging.getLogger("toolfront.approvals.decisions")
 
 DECISIONS = {"approve": ApprovalStatus.APPROVED, "reject": ApprovalStatus.REJECTED}
 _CLOSED = {
@@ -39,10 +46,12 @@ class Decisions:
         approvals: ApprovalStore,
         workflow: Workflow,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        audit: AuditLog | None = None,
     ) -> None:
         self._approvals = approvals
         self._workflow = workflow
         self._clock = clock
+        self._audit = audit
 
     def check_code(self, approval_id: str, code: str, client_token_hash: str | None = None) -> Approval:
         """The approval when ``code`` (and the client token, when given) opens it; 404 or 403 otherwise."""
@@ -62,9 +71,16 @@ class Decisions:
         return approval
 
     def decide(
-        self, approval_id: str, code: str, decision: str, *, by: str, client_token_hash: str | None = None
+        self,
+        approval_id: str,
+        code: str,
+        decision: str,
+        *,
+        by: dict[str, Any],
+        client_token_hash: str | None = None,
     ) -> Approval:
-        """Approve or reject, once. Raises 400 (decision), 404, 403 (code), or 409 (closed)."""
+        """Approve or reject, once; ``by`` is who decided (``audit.records.decided_by``). Raises
+        400 (decision), 404, 403 (code), or 409 (closed)."""
         if decision not in DECISIONS:
             raise InvalidDecisionError("the decision must be 'approve' or 'reject'; the code is still valid")
         approval = self.check_code(approval_id, code, client_token_hash)
@@ -77,6 +93,7 @@ class Decisions:
         except dynamodb.ConditionFailedError as failed:  # another decision won the race
             current = old_approval(failed) or approval
             raise ApprovalClosedError(f"this approval can no longer be decided: {_why(current)}") from None
+        self.record(decided, AuditEvent.DECIDED)
         self._workflow.resume(decided, decision)
         emit_metric("ApprovalsDecided", Decision=decision)
         return decided
@@ -87,23 +104,59 @@ class Decisions:
         self._refuse_closed(approval, now)
         try:
             cancelled = self._approvals.transition(
-                approval.approval_id, ApprovalStatus.CANCELLED, now, decided_by="requester"
+                approval.approval_id,
+                ApprovalStatus.CANCELLED,
+                now,
+                decided_by=decided_by("requester", approval.requester.id),
             )
         except dynamodb.ConditionFailedError as failed:
             current = old_approval(failed) or approval
             raise ApprovalClosedError(f"this approval can no longer be cancelled: {_why(current)}") from None
+        self.record(cancelled, AuditEvent.CANCELLED)
         self._workflow.stop(cancelled, "Cancelled")
         emit_metric("ApprovalsCancelled")
         return cancelled
 
+    def record(self, approval: Approval, event: AuditEvent) -> None:
+        """The audit record of what became of ``approval`` (see ``record_outcome``)."""
+        record_outcome(self._audit, approval, event)
+
     def _refuse_closed(self, approval: Approval, now: datetime) -> None:
         if approval.status is ApprovalStatus.PENDING and approval.expired_at(now):
             try:  # the workflow's own timeout may not have fired yet; the record says it now
-                approval = self._approvals.transition(approval.approval_id, ApprovalStatus.EXPIRED, now)
+                approval = self._approvals.transition(
+                    approval.approval_id, ApprovalStatus.EXPIRED, now, decided_by=decided_by("system", None)
+                )
+                self.record(approval, AuditEvent.EXPIRED)
             except dynamodb.ConditionFailedError as failed:
                 approval = old_approval(failed) or approval
         if approval.status is not ApprovalStatus.PENDING:
             raise ApprovalClosedError(f"this approval can no longer be decided: {_why(approval)}")
+
+
+def record_outcome(audit: AuditLog | None, approval: Approval, event: AuditEvent) -> None:
+    """The audit record of a decision, a cancellation, an expiry or an approved call's run. The
+    approval's status is written first and stands even when its record could not be (logged)."""
+    if audit is None:
+        return
+    requester = approval.requester
+    entry = AuditEntry(
+        event=event,
+        at=audit.now(),
+        actor=AuditActor(requester.kind, requester.id, requester.principal),
+        request_id=approval.request_id,
+        tool=approval.tool,
+        input_sha256=approval.input_digest,
+        status=str(approval.status),
+        error_code=(approval.error or {}).get("code"),
+        approval_id=approval.approval_id,
+        decided_by=approval.decided_by,
+        entry="approval",
+    )
+    try:
+        audit.append(entry)
+    except StoreUnavailableError:
+        logger.error("the audit record of %s of %s could not be written", event, approval.approval_id)
 
 
 def _why(approval: Approval) -> str:

@@ -100,7 +100,7 @@ class Approval:
     base_url: str
     client_token_hash: str | None = None
     decided_at: datetime | None = None
-    decided_by: str | None = None
+    decided_by: dict[str, Any] | None = None  # {"kind": approver|link|requester|client|system, "id"}
     result: Any = None
     result_content: list[dict[str, Any]] | None = None  # a ToolResult's blocks, in wire form
     error: dict[str, Any] | None = None
@@ -120,6 +120,7 @@ class Approval:
             "created_at": rfc3339(self.created_at),
             "expires_at": rfc3339(self.expires_at),
             "decided_at": rfc3339(self.decided_at) if self.decided_at else None,
+            "decided_by": self.decided_by,
             "result": self.result,
             **({"result_content": self.result_content} if self.result_content is not None else {}),
             "error": self.error,

@@ -11,8 +11,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 from toolfront.admission.idempotency import fingerprint
+from toolfront.approvals.decisions import record_outcome
 from toolfront.approvals.records import Approval, ApprovalStatus
 from toolfront.approvals.store import ApprovalStore
+from toolfront.audit.log import AuditLog
+from toolfront.audit.records import AuditEvent
 from toolfront.auth.access import authorize
 from toolfront.auth.actors import Actor, ActorKind
 from toolfront.auth.authenticator import actor_for_key, permissions_of
@@ -49,11 +52,13 @@ class ApprovedCallRunner:
         approvals: ApprovalStore,
         keys: KeyStore,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        audit: AuditLog | None = None,
     ) -> None:
         self._registry = registry
         self._approvals = approvals
         self._keys = keys
         self._clock = clock
+        self._audit = audit
 
     def run(self, approval_id: str) -> dict[str, Any]:
         """Run the call once; answers the approval's status (the workflow's task result)."""
@@ -128,7 +133,9 @@ class ApprovedCallRunner:
 
     def _finish(self, approval: Approval, status: ApprovalStatus, **fields: Any) -> ApprovalStatus:
         try:
-            return self._approvals.transition(approval.approval_id, status, self._clock(), **fields).status
+            finished = self._approvals.transition(approval.approval_id, status, self._clock(), **fields)
         except dynamodb.ConditionFailedError:  # another run recorded first (a retried task)
             current = self._approvals.get(approval.approval_id)
             return current.status if current else status
+        record_outcome(self._audit, finished, AuditEvent.EXECUTED)
+        return finished.status

@@ -196,6 +196,18 @@ def _text(item: dict[str, Any], name: str) -> str | None:
     return value["S"] if value else None
 
 
+def _decided_by(item: dict[str, Any]) -> dict[str, Any] | None:
+    """Who decided: ``{"kind", "id"}`` (an approval decided before this field had a kind was
+    decided by its link or its requester, which the old text says)."""
+    text = _text(item, "decided_by")
+    if text is None:
+        return None
+    if text.startswith("{"):
+        found: dict[str, Any] = json.loads(text)
+        return found
+    return {"kind": "requester" if text == "requester" else "link", "id": None}
+
+
 def _moment(item: dict[str, Any], name: str) -> datetime | None:
     text = _text(item, name)
     return parse_rfc3339(text) if text else None
@@ -239,7 +251,7 @@ def _from_item(item: dict[str, Any], parts: PartsReader | None = None) -> Approv
             base_url=item["base_url"]["S"],
             client_token_hash=_text(item, "client_token_hash"),
             decided_at=_moment(item, "decided_at"),
-            decided_by=_text(item, "decided_by"),
+            decided_by=_decided_by(item),
             result=_json_field(item, "result", parts),
             result_content=_json_field(item, "result_content", parts),
             error=json.loads(error) if error is not None else None,

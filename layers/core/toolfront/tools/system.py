@@ -13,6 +13,7 @@ from typing import Any
 from toolfront.approvals.decisions import Decisions
 from toolfront.approvals.records import Approval
 from toolfront.approvals.store import ApprovalStore
+from toolfront.audit.records import decided_by
 from toolfront.auth.access import callable_tools
 from toolfront.auth.actors import Actor, ActorKind
 from toolfront.errors import ConfigurationError, NotFoundError, UnauthenticatedError
@@ -75,7 +76,7 @@ class _HeldCalls:
             data["approval_id"],
             data["code"],
             "approve",
-            by="client",
+            by=decided_by("client", ctx.client_token_hash),
             client_token_hash=ctx.client_token_hash,
         )
         return decided.describe()
