@@ -9,6 +9,7 @@ import argparse
 import dataclasses
 from datetime import UTC, datetime
 
+from toolfront.audit.records import AuditActor, AuditEvent
 from toolfront.auth.keys import KeyRecord
 from toolfront.auth.keystore import issue_key
 from toolfront.errors import NotFoundError
@@ -81,6 +82,7 @@ def _run_create(args: argparse.Namespace) -> int:
             rate_limit=args.rate_limit,
             now=now,
         )
+    target.record(AuditEvent.KEY_CREATED, AuditActor("key", record.key_id, record.owner), "created")
     if args.json:
         described = record.describe()
         print_json({"key": key} | {name: described[name] for name in CREATED_FIELDS})
@@ -141,6 +143,8 @@ def _run_revoke(args: argparse.Namespace) -> int:
         except NotFoundError as exc:
             raise CommandError(f"no key with id {args.key_id!r} in {target.name}") from exc
     record = dataclasses.replace(before, revoked_at=before.revoked_at or now)
+    if before.revoked_at is None:
+        target.record(AuditEvent.KEY_REVOKED, AuditActor("key", record.key_id, record.owner), "revoked")
     if args.json:
         print_json(record.describe())
     elif before.revoked_at is not None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 from datetime import UTC, datetime
 
+from toolfront.audit.records import AuditActor, AuditEvent
 from toolfront.auth.keys import PrincipalRecord
 from toolfront_dev.arguments import permission_type, principal_type
 from toolfront_dev.command import Command, add_json_flag, command_group
@@ -36,6 +37,7 @@ def _run_grant(args: argparse.Namespace) -> int:
     target = open_target(args)
     with target.reached() as store:
         record = store.grant(args.principal_id, args.permissions, datetime.now(UTC))
+    target.record(AuditEvent.PERMISSION_GRANTED, _principal(args), "granted " + ",".join(args.permissions))
     _print(record, args.json)
     return 0
 
@@ -44,8 +46,13 @@ def _run_revoke(args: argparse.Namespace) -> int:
     target = open_target(args)
     with target.reached() as store:
         record = store.revoke_permissions(args.principal_id, args.permissions, datetime.now(UTC))
+    target.record(AuditEvent.PERMISSION_REVOKED, _principal(args), "revoked " + ",".join(args.permissions))
     _print(record, args.json)
     return 0
+
+
+def _principal(args: argparse.Namespace) -> AuditActor:
+    return AuditActor("principal", args.principal_id, args.principal_id)
 
 
 def _print(record: PrincipalRecord, as_json: bool) -> None:

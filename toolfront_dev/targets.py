@@ -8,6 +8,7 @@ principals tables); ``reached()`` turns AWS failures into messages naming the st
 from __future__ import annotations
 
 import argparse
+import getpass
 import json
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -15,6 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from toolfront import __version__
+from toolfront.audit.log import AuditLog
+from toolfront.audit.records import AuditActor, AuditEntry, AuditEvent, decided_by
 from toolfront.auth.keystore import DynamoDBKeyStore
 from toolfront.errors import StoreUnavailableError
 from toolfront_dev.errors import CommandError
@@ -22,6 +26,7 @@ from toolfront_dev.errors import CommandError
 # Logical ids in template.yaml (dev.json's "tables").
 KEYS_TABLE = "KeysTable"
 PRINCIPALS_TABLE = "PrincipalsTable"
+AUDIT_TABLE = "AuditTable"
 # A deployed stack's output <LogicalId>TableName names the table <LogicalId>.
 _TABLE_OUTPUT_SUFFIX = "Name"
 _CONFIG_KWARGS: Mapping[str, Any] = {
@@ -54,11 +59,37 @@ def reaching(name: str, hint: str = "") -> Iterator[None]:
 
 @dataclass(frozen=True, slots=True)
 class Target:
-    """A stack's key store and how to name the stack in a message."""
+    """A stack's key store, its audit log (``None`` for a stack without ``AuditTable``), and how to
+    name the stack in a message."""
 
     store: DynamoDBKeyStore
     name: str
     hint: str = ""
+    audit: AuditLog | None = None
+    operator: str = ""  # who runs the command: the AWS identity, or the local user
+
+    def record(self, event: AuditEvent, actor: AuditActor, status: str) -> None:
+        """The audit record of a change this command made (``decided_by`` names the operator).
+
+        Raises:
+            CommandError: the change was made, but its record could not be written.
+        """
+        if self.audit is None:
+            return
+        entry = AuditEntry(
+            event=event,
+            at=self.audit.now(),
+            actor=actor,
+            status=status,
+            decided_by=decided_by("operator", self.operator),
+            entry="cli",
+            client=f"toolfront-cli/{__version__}",
+        )
+        try:
+            with reaching(self.name, self.hint):
+                self.audit.append(entry)
+        except CommandError as exc:
+            raise CommandError(f"the change was made, but its audit record was not written: {exc}") from None
 
     @contextmanager
     def reached(self) -> Iterator[DynamoDBKeyStore]:
@@ -88,6 +119,15 @@ class StackTables:
     deployed: bool = False
     hint: str = ""
     outbox: Path | None = None
+    sts: Any = None  # a deployed stack's STS client (who the operator is)
+
+    def operator(self) -> str:
+        """Who is acting: the AWS identity's ARN for a deployed stack, the local user's name here."""
+        if not self.deployed:
+            return f"local:{getpass.getuser()}"
+        with reaching(self.name, self.hint):
+            identity: dict[str, str] = self.sts.get_caller_identity()
+        return identity["Arn"]
 
     def table_names(self, *logical_ids: str) -> list[str]:
         """The physical names of these tables, in order.
@@ -135,7 +175,10 @@ def open_target(args: argparse.Namespace) -> Target:
     """
     tables = open_tables(args)
     keys, principals = tables.table_names(KEYS_TABLE, PRINCIPALS_TABLE)
-    return Target(DynamoDBKeyStore(keys, principals, tables.client), tables.name, tables.hint)
+    audit_table = tables.tables.get(AUDIT_TABLE)
+    audit = AuditLog(audit_table, client=tables.client) if audit_table else None
+    store = DynamoDBKeyStore(keys, principals, tables.client)
+    return Target(store, tables.name, tables.hint, audit, tables.operator())
 
 
 def open_tables(args: argparse.Namespace) -> StackTables:
@@ -213,7 +256,14 @@ def deployed_tables(stack_name: str, region: str | None) -> StackTables:
         for key, value in outputs.items()
         if key.endswith("Table" + _TABLE_OUTPUT_SUFFIX)
     }
-    return StackTables(session.client("dynamodb", config=config), tables, where, where, deployed=True)
+    return StackTables(
+        session.client("dynamodb", config=config),
+        tables,
+        where,
+        where,
+        deployed=True,
+        sts=session.client("sts", config=config),
+    )
 
 
 def key_store(tables: Mapping[str, str], client: Any, *, where: str) -> DynamoDBKeyStore:

@@ -72,3 +72,28 @@ def test_verify_passes_then_names_a_changed_record_until_it_is_put_back(
         client.put_item(TableName=table, Item=item)
     intact = toolfront("audit", "verify", "--local", "--project", local_project)
     assert intact.code == 0 and "is intact" in intact.out
+
+
+def test_key_and_permission_changes_are_recorded_with_their_operator(
+    toolfront: Toolfront, stack: LocalStack, local_project: Path
+) -> None:
+    owner = f"audited-{uuid.uuid4().hex[:6]}"
+    target = ("--local", "--project", local_project)
+    assert toolfront("principals", "grant", owner, "--permission", "catalogue", *target).code == 0
+    created = toolfront("keys", "create", "--owner", owner, "--scope", "catalogue.*", "--json", *target)
+    key = json.loads(created.out)
+    assert toolfront("keys", "revoke", key["key_id"], *target).code == 0
+    listed = toolfront("audit", "list", "--actor", owner, "--json", *target)
+    events = {(r["event"], r["status"]): r for r in json.loads(listed.out)}
+    assert set(events) == {
+        ("permission.granted", "granted catalogue"),
+        ("key.created", "created"),
+        ("key.revoked", "revoked"),
+    }
+    created_record = events[("key.created", "created")]
+    assert created_record["actor"] == {"kind": "key", "id": key["key_id"], "principal": owner}
+    assert created_record["decided_by"]["kind"] == "operator" and created_record["entry"] == "cli"
+    stored = json.dumps(dynamodb_client(stack.moto_endpoint).scan(TableName=stack.table_names["AuditTable"]))
+    secret = key["key"].removeprefix(f"tfk_{key['key_id']}_")
+    assert len(secret) == 32 and key["key"] not in stored and secret not in stored
+    assert toolfront("audit", "verify", *target).code == 0
