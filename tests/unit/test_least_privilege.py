@@ -48,6 +48,7 @@ NEEDS = {
     "OAuthFunction": {
         ("DynamoDBCrudPolicy", "OAuthClientsTable"),
         ("DynamoDBCrudPolicy", "RateLimitsTable"),
+        ("Statement", "dynamodb:PutItem"),  # registrations' audit records
         (
             "Statement",
             "cognito-idp:CreateUserPoolClient,cognito-idp:DeleteUserPoolClient,cognito-idp:UpdateUserPoolClient",

@@ -174,6 +174,37 @@ def test_a_failed_app_client_creation_gives_its_place_back(
     assert register()["statusCode"] == 201  # the one place is free again
 
 
+def test_a_registration_is_audited_and_one_whose_record_fails_is_given_back(
+    pool: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import boto3
+
+    from toolfront.audit.trail import read_trail
+    from toolfront.aws.clients import client
+
+    registered = body(register(client_name="Notes agent"))
+    (record,) = [r.content for r in read_trail(boto3.client("dynamodb"), "AuditTable").records]
+    assert record is not None and (record["event"], record["status"], record["client"]) == (
+        "oauth_client.registered",
+        "registered",
+        "Notes agent",
+    )
+    assert record["decided_by"] == {"kind": "registration", "id": registered["client_id"]}
+    assert record["actor"]["kind"] == "anonymous"  # type: ignore[index]
+
+    def refuse(**request: Any) -> Any:
+        from botocore.exceptions import ClientError
+
+        error = {"Error": {"Code": "InternalServerError", "Message": "down"}}
+        raise ClientError(error, "TransactWriteItems")  # type: ignore[arg-type]
+
+    with monkeypatch.context() as patched:
+        patched.setattr(client("dynamodb"), "transact_write_items", refuse)
+        down = register(client_name="Second agent")
+    assert (down["statusCode"], body(down)["error"]) == (503, "temporarily_unavailable")
+    assert [c["ClientName"] for c in app_clients(pool)] == ["mcp Notes agent"]  # the second was given back
+
+
 # --- authorize and consent ------------------------------------------------------------------------
 
 

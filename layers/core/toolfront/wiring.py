@@ -138,7 +138,7 @@ def sign_in_facade() -> SignInFacade:
     tools, prefix = all_tools(), settings.cognito.scope_prefix
     scopes = metadata.api_scopes(tools, prefix)
     store = FacadeStore(settings.cognito.clients_table, settings.rate_limits_table)
-    registrar = Registrar(store, CognitoApps(facade.user_pool_id, scopes), facade)
+    registrar = Registrar(store, CognitoApps(facade.user_pool_id, scopes), facade, audit=audit_log())
     return SignInFacade(
         tools=tools,
         scope_prefix=prefix,

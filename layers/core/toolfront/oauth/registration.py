@@ -13,6 +13,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from toolfront.audit.log import AuditLog
+from toolfront.audit.records import AuditActor, AuditEntry, AuditEvent
+from toolfront.errors import StoreUnavailableError
 from toolfront.oauth.apps import MAX_CALLBACK_URLS, CognitoApps
 from toolfront.oauth.clientmeta import ClientMetadata, client_metadata, registered_redirect
 from toolfront.oauth.documents import fetch_document, is_document_url
@@ -32,8 +35,10 @@ class Registrar:
         apps: CognitoApps,
         settings: FacadeSettings,
         clock: Callable[[], float] = time.time,
+        audit: AuditLog | None = None,
     ) -> None:
         self._store, self._apps, self._settings, self._clock = store, apps, settings, clock
+        self._audit = audit
 
     def register(self, document: Any, source_ip: str) -> dict[str, Any]:
         """``POST /oauth/register``: the RFC 7591 answer for a new client."""
@@ -111,8 +116,33 @@ class Registrar:
         except BaseException:
             self._undo(cognito_id, recorded=False)
             raise
+        try:
+            self._record(created, source_ip)
+        except StoreUnavailableError:  # no client without its record: this one is given back
+            self._undo(cognito_id)
+            raise OAuthError(
+                "temporarily_unavailable", "the client could not be registered; retry", 503
+            ) from None
         logger.info("registered OAuth client %s (%s)", cognito_id, "document" if document_url else "dynamic")
         return created
+
+    def _record(self, created: Client, source_ip: str) -> None:
+        """The registration's audit record: the address it came from and the client's name."""
+        if self._audit is None:
+            return
+        entry = AuditEntry(
+            event=AuditEvent.CLIENT_REGISTERED,
+            at=self._audit.now(),
+            actor=AuditActor("anonymous", source_ip or None),
+            status="registered",
+            entry="oauth",
+            client=(created.metadata.client_name or created.cognito_id)[:100],
+            decided_by={
+                "kind": "document" if created.document_url else "registration",
+                "id": created.cognito_id,
+            },
+        )
+        self._audit.append(entry)
 
     def _rewrite(self, updated: Client) -> Client:
         self._apps.update(updated.cognito_id, updated.metadata.client_name, updated.callbacks)
