@@ -1,5 +1,6 @@
-"""``toolfront.testing``: a family's tools called in-process through the real pipeline on moto, as the
-caller the family needs, as another caller, without a key, and over the family's MCP endpoint."""
+"""``toolfront.testing`` on the shipped catalogue family: its tools called in-process through the
+real pipeline on moto, as the caller the family needs, as another caller, without a key, and over
+the family's MCP endpoint. (tests/families shares no stack: each module starts its own.)"""
 
 from __future__ import annotations
 
