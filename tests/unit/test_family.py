@@ -9,11 +9,16 @@ import subprocess
 import sys
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import (
+    Annotated,
+    Any,
+    Literal,
+    NotRequired,  # pydantic needs it before Python 3.12
+)
 
 import pytest
 from pydantic import BaseModel, ConfigDict, Field
-from typing_extensions import TypedDict  # pydantic needs it before Python 3.12
+from typing_extensions import TypedDict
 
 from toolfront import CallContext, Family, ToolDefinitionError
 from toolfront.tools.validation import validator_for
@@ -240,6 +245,123 @@ def test_a_family_without_models_never_imports_pydantic() -> None:
         [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True
     )
     assert json.loads(done.stdout) == [False, "plain.echo_text"]
+
+
+def test_a_family_of_plain_typed_dicts_never_imports_pydantic() -> None:
+    script = (
+        "import sys; sys.path.insert(0, 'layers/core')\n"
+        "from typing import Literal, TypedDict\n"
+        "from typing_extensions import NotRequired\n"
+        "from toolfront import Family, CallContext\n"
+        "class Line(TypedDict):\n"
+        "    sku: str\n"
+        "    qty: int\n"
+        "class Order(TypedDict):\n"
+        "    lines: list[Line]\n"
+        "    note: NotRequired[str | None]\n"
+        "    speed: Literal['slow', 'fast']\n"
+        "class Placed(TypedDict):\n"
+        "    order_id: str\n"
+        "shop = Family('shop', permission='shop')\n"
+        "@shop.tool(scope='shop.orders:write')\n"
+        "def place_order(data: Order, ctx: CallContext) -> Placed:\n"
+        "    'Place an order.'\n"
+        "    return {'order_id': 'o-1'}\n"
+        "tool = shop.api_tools()[0]\n"
+        "print(__import__('json').dumps(['pydantic' in sys.modules, tool.input_schema]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    loaded, schema = json.loads(done.stdout)
+    assert loaded is False
+    assert schema["properties"]["lines"]["items"]["required"] == ["sku", "qty"]
+    assert schema["required"] == ["lines", "speed"]
+
+
+class Line(TypedDict):
+    sku: str
+    qty: int
+
+
+class Order(TypedDict):
+    lines: list[Line]
+    note: NotRequired[str | None]
+    speed: Literal["slow", "fast"]
+    rush: Literal["yes"]
+    count: int | None
+    weight: float
+    gift: bool
+    nothing: None
+
+
+class Partial(TypedDict, total=False):
+    label: str
+    tags: list[str]
+
+
+class Dated(TypedDict):
+    due: datetime
+
+
+class Described(TypedDict):
+    text: Annotated[str, Field(min_length=1)]
+
+
+class Tree(TypedDict):
+    name: str
+    children: list[Tree]
+
+
+@pytest.mark.parametrize("typed", [Line, Order, Partial, Query, Listed])
+def test_a_plain_typed_dicts_schema_is_the_one_pydantic_gives(typed: type) -> None:
+    from pydantic import TypeAdapter
+
+    from toolfront.tools.portable import portable_schema
+    from toolfront.tools.typeddicts import typed_dict_schema
+
+    assert typed_dict_schema(typed) == portable_schema(TypeAdapter(typed).json_schema(), what="input")
+
+
+DATED = {
+    "type": "object",
+    "properties": {"due": {"type": "string", "format": "date-time"}},
+    "required": ["due"],
+    "additionalProperties": False,
+}
+DESCRIBED = {
+    "type": "object",
+    "properties": {"text": {"type": "string", "minLength": 1}},
+    "required": ["text"],
+    "additionalProperties": False,
+}
+
+
+@pytest.mark.parametrize(("typed", "expected"), [(Dated, DATED), (Described, DESCRIBED)])
+def test_other_typed_dicts_are_left_to_pydantic(typed: type, expected: dict[str, Any]) -> None:
+    from toolfront.tools.typeddicts import typed_dict_schema
+
+    assert typed_dict_schema(typed) is None
+    shop = Family("shop", permission="shop")
+    shop.tool(scope="shop.items:read")(_echo_of(typed))
+    assert shop.api_tools()[0].input_schema == expected
+
+
+def test_a_recursive_typed_dict_is_refused_by_pydantics_path() -> None:
+    from toolfront.tools.typeddicts import typed_dict_schema
+
+    assert typed_dict_schema(Tree) is None
+    with pytest.raises(ToolDefinitionError, match="recursi"):
+        Family("shop", permission="shop").tool(scope="shop.items:read")(_echo_of(Tree))
+
+
+def _echo_of(typed: type) -> Any:
+    def echo_item(data: Any, ctx: CallContext) -> dict[str, Any]:
+        """Echo."""
+        return {}
+
+    echo_item.__annotations__ = {"data": typed, "ctx": CallContext, "return": dict[str, Any]}
+    return echo_item
 
 
 def test_the_readmes_first_tool_runs_as_written() -> None:

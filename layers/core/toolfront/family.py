@@ -16,8 +16,8 @@ docstring. The input schema comes from the first parameter's annotation and the 
 the return annotation when each is a pydantic model or a ``TypedDict`` (rewritten into the portable
 subset, ``tools/portable.py``); an explicit ``input_schema=``/``output_schema=`` wins, and ``dict``
 means "the schema is given". The handler gets an instance of its input model; a model it returns is
-dumped to JSON data. pydantic is imported only when an annotation is a pydantic model or a
-``TypedDict``: a family without them never loads it.
+dumped to JSON data. pydantic is imported only for a pydantic model, or a ``TypedDict`` with fields
+beyond the plain ones ``tools/typeddicts.py`` writes itself: a family without them never loads it.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from typing import Any
 from toolfront.errors import ToolDefinitionError
 from toolfront.tools.definition import Tool
 from toolfront.tools.portable import portable_schema
+from toolfront.tools.typeddicts import typed_dict_schema
 
 _FAMILY_NAME = re.compile(r"[a-z][a-z0-9_]*")
 _LIST_ITEM = re.compile(r"\d+[.)] ")
@@ -162,6 +163,10 @@ def _is_typed_dict(annotation: Any) -> bool:
 
 
 def _schema(model: Any, *, what: str, name: str) -> dict[str, Any]:
+    if _is_typed_dict(model):  # plain TypedDicts need no pydantic (its import is most of a cold start)
+        plain = typed_dict_schema(model)
+        if plain is not None:
+            return plain
     from pydantic import TypeAdapter  # a model is there: pydantic is loaded already or wanted now
 
     try:
