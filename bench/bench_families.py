@@ -6,8 +6,8 @@ Four ``app.py`` under ``bench/family_apps/``, the same three tools (``notes.add_
 
 - ``plain``: ``dict`` annotations and explicit ``input_schema=``/``output_schema=``; the child fails
   if pydantic got loaded;
-- ``typed``: ``typing_extensions.TypedDict`` in and out (toolfront derives their schemas with
-  pydantic's ``TypeAdapter``, so pydantic loads here too);
+- ``typed``: ``typing_extensions.TypedDict`` in and out, of plain fields (toolfront writes their
+  schemas itself: the child fails if pydantic got loaded);
 - ``models``: pydantic ``BaseModel`` in and out (4 models);
 - ``pydantic_only``: the same 4 models and no toolfront: pydantic's own import plus building them.
 
@@ -78,8 +78,8 @@ import app
 ms = (time.perf_counter() - t0) * 1000
 gc.callbacks.remove(gc_watch)
 loaded = "pydantic" in sys.modules
-if {variant == "plain"!r} and loaded:
-    raise SystemExit("the plain family loaded pydantic: it must import without it")
+if {variant in ("plain", "typed")!r} and loaded:
+    raise SystemExit("the {variant} family loaded pydantic: it must import without it")
 if hasattr(app, "notes") and len(app.notes.api_tools()) != 3:
     raise SystemExit(f"expected 3 tools, got {{[t.name for t in app.notes.api_tools()]}}")
 found = {{"ms": ms, "gc_ms": sum(spent for _, spent in collections), "pydantic": loaded}}

@@ -1,5 +1,5 @@
-"""The notes family with ``TypedDict`` inputs and outputs (toolfront derives their schemas with
-pydantic's ``TypeAdapter``, so this family loads pydantic)."""
+"""The notes family with ``TypedDict`` inputs and outputs of plain fields (toolfront writes their
+schemas itself, ``tools/typeddicts.py``: this family loads no pydantic)."""
 
 from __future__ import annotations
 
