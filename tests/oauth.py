@@ -12,12 +12,16 @@ import pytest
 
 from tests.conftest import reset_process_state
 from toolfront import wiring
+from toolfront.tools.manifest import load_manifest
+from toolfront_dev.families import tool_scopes
 
 BASE = "https://tools.example.com"
 LOGIN = "https://login.example.com"
 CALLBACK = "https://app.example.net/callback"
 CHALLENGE = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"  # RFC 7636 appendix B
 READ, WRITE = "toolfront/catalogue.products:read", "toolfront/catalogue.products:write"
+#: Every scope of the API: the shipped families' and any a project added (`toolfront new family`).
+SCOPES = sorted(f"toolfront/{scope}" for scope in tool_scopes(load_manifest()))
 
 
 def facade_pool(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:

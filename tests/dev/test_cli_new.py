@@ -17,9 +17,22 @@ from cfnlint.decode import decode
 from tests.dev.conftest import Toolfront, copy_project
 from toolfront_dev.commands_check import problems_of
 from toolfront_dev.families import MANIFEST_PATH
+from toolfront_dev.scaffold import NewFamily
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 RUFF = Path(sys.executable).with_name("ruff")
+
+
+def unused(name: str) -> str:
+    """``name``, or ``name`` with a suffix where this project has that family already (the suite
+    passes after `toolfront new family notes` too)."""
+    while (PROJECT_DIR / "functions" / name).exists():
+        name += "x"
+    return name
+
+
+NOTES, MEMO, SHOP = unused("notes"), unused("memo"), unused("shop_orders")
+SHOP_ID = NewFamily(SHOP, table=True).pascal
 
 
 @pytest.fixture
@@ -47,42 +60,40 @@ def resources(project: Path) -> dict[str, dict[str, object]]:
 
 
 def test_a_new_family_with_a_table_is_sound_and_has_every_entry(toolfront: Toolfront, project: Path) -> None:
-    outcome = toolfront("new", "family", "shop_orders", "--table", "--project", project)
+    outcome = toolfront("new", "family", SHOP, "--table", "--project", project)
     assert outcome.code == 0, outcome.err
-    assert (
-        "functions/shop_orders/app.py" in outcome.out and "tests/families/test_shop_orders.py" in outcome.out
-    )
+    assert f"functions/{SHOP}/app.py" in outcome.out and f"tests/families/test_{SHOP}.py" in outcome.out
     assert problems_of(project) == []
     found = resources(project)
-    function = found["ShopOrdersFunction"]["Properties"]
-    assert function["CodeUri"] == "functions/shop_orders/"  # type: ignore[index]
+    function = found[f"{SHOP_ID}Function"]["Properties"]
+    assert function["CodeUri"] == f"functions/{SHOP}/"  # type: ignore[index]
     assert function["Environment"] == {  # type: ignore[index]
-        "Variables": {"TOOLFRONT_SHOP_ORDERS_TABLE": {"Ref": "ShopOrdersTable"}}
+        "Variables": {f"TOOLFRONT_{SHOP.upper()}_TABLE": {"Ref": f"{SHOP_ID}Table"}}
     }
-    assert {"DynamoDBCrudPolicy": {"TableName": {"Ref": "ShopOrdersTable"}}} in function["Policies"]  # type: ignore[index]
-    assert found["ShopOrdersTable"]["Type"] == "AWS::DynamoDB::Table"
+    assert {"DynamoDBCrudPolicy": {"TableName": {"Ref": f"{SHOP_ID}Table"}}} in function["Policies"]  # type: ignore[index]
+    assert found[f"{SHOP_ID}Table"]["Type"] == "AWS::DynamoDB::Table"
     manifest = json.loads((project / MANIFEST_PATH).read_text(encoding="utf-8"))
-    assert "shop_orders.add_item" in {tool["name"] for tool in manifest["tools"]}
+    assert f"{SHOP}.add_item" in {tool["name"] for tool in manifest["tools"]}
     scopes = found["UserPoolResourceServer"]["Properties"]["Scopes"]  # type: ignore[index]
-    assert {"ScopeName": "shop_orders.items:write", "ScopeDescription": "Change shop_orders items"} in scopes
+    assert {"ScopeName": f"{SHOP}.items:write", "ScopeDescription": f"Change {SHOP} items"} in scopes
 
 
 def test_the_template_keeps_its_comments_and_only_gains_lines(toolfront: Toolfront, project: Path) -> None:
     before = (project / "template.yaml").read_text(encoding="utf-8").splitlines()
-    assert toolfront("new", "family", "notes", "--project", project).code == 0
+    assert toolfront("new", "family", NOTES, "--project", project).code == 0
     after = (project / "template.yaml").read_text(encoding="utf-8").splitlines()
     remaining = iter(after)
     assert all(line in remaining for line in before), "a line of the template was changed or moved"
-    assert "NotesTable" not in "\n".join(after)  # no table unless asked for
+    assert f"{NewFamily(NOTES, table=False).pascal}Table" not in "\n".join(after)  # no table unless asked
     assert problems_of(project) == []
 
 
 def test_the_written_code_passes_the_linters(toolfront: Toolfront, project: Path) -> None:
-    assert toolfront("new", "family", "notes", "--table", "--project", project).code == 0
-    assert toolfront("new", "family", "memo", "--project", project).code == 0
+    assert toolfront("new", "family", NOTES, "--table", "--project", project).code == 0
+    assert toolfront("new", "family", MEMO, "--project", project).code == 0
     files = [
         str(project / p)
-        for p in ("functions/notes/app.py", "functions/memo/app.py", "tests/families/test_notes.py")
+        for p in (f"functions/{NOTES}/app.py", f"functions/{MEMO}/app.py", f"tests/families/test_{NOTES}.py")
     ]
     config = str(PROJECT_DIR / "pyproject.toml")
     for command in (["check"], ["format", "--check"]):
@@ -93,11 +104,11 @@ def test_the_written_code_passes_the_linters(toolfront: Toolfront, project: Path
 
 
 def test_a_second_run_changes_nothing(toolfront: Toolfront, project: Path) -> None:
-    assert toolfront("new", "family", "notes", "--project", project).code == 0
+    assert toolfront("new", "family", NOTES, "--project", project).code == 0
     before = snapshot(project)
-    outcome = toolfront("new", "family", "notes", "--table", "--project", project)
+    outcome = toolfront("new", "family", NOTES, "--table", "--project", project)
     assert outcome.code == 1
-    assert "functions/notes exists already: the family 'notes' is there" in outcome.err
+    assert f"functions/{NOTES} exists already: the family '{NOTES}' is there" in outcome.err
     assert snapshot(project) == before
 
 
@@ -125,14 +136,14 @@ def test_a_refused_name_changes_nothing(toolfront: Toolfront, project: Path, nam
 
 
 def test_a_template_entry_already_there_is_refused(toolfront: Toolfront, project: Path) -> None:
-    template = project / "template.yaml"
+    template, table = project / "template.yaml", f"{NewFamily(NOTES, table=True).pascal}Table"
     template.write_text(
-        template.read_text(encoding="utf-8") + "  NotesTable:\n    Type: AWS::SNS::Topic\n", encoding="utf-8"
+        template.read_text(encoding="utf-8") + f"  {table}:\n    Type: AWS::SNS::Topic\n", encoding="utf-8"
     )
     before = snapshot(project)
-    outcome = toolfront("new", "family", "notes", "--project", project)
+    outcome = toolfront("new", "family", NOTES, "--project", project)
     assert (outcome.code, snapshot(project)) == (1, before)
-    assert "template.yaml already declares NotesTable" in outcome.err
+    assert f"template.yaml already declares {table}" in outcome.err
 
 
 def test_a_template_without_the_anchors_puts_everything_back(toolfront: Toolfront, project: Path) -> None:
@@ -140,7 +151,7 @@ def test_a_template_without_the_anchors_puts_everything_back(toolfront: Toolfron
     text = template.read_text(encoding="utf-8")
     template.write_text(text.replace("  UserPoolClient:\n", "  UserPoolAppClient:\n"), encoding="utf-8")
     before = snapshot(project)
-    outcome = toolfront("new", "family", "notes", "--project", project)
+    outcome = toolfront("new", "family", NOTES, "--project", project)
     assert outcome.code == 1
     assert "template.yaml has no UserPoolClient: add the family's entries by hand" in outcome.err
     assert snapshot(project) == before
@@ -151,11 +162,11 @@ def test_the_new_family_passes_its_own_tests_and_serves_on_every_endpoint(
 ) -> None:
     """In a fresh interpreter whose toolfront is the copy's (its manifest is what /mcp lists): the
     written test passes, and the family answers on REST, /mcp/notes and /mcp."""
-    assert toolfront("new", "family", "notes", "--table", "--project", project).code == 0
-    (project / "check_endpoints.py").write_text(ENDPOINTS, encoding="utf-8")
+    assert toolfront("new", "family", NOTES, "--table", "--project", project).code == 0
+    (project / "check_endpoints.py").write_text(ENDPOINTS.replace("notes", NOTES), encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": f"{project / 'layers' / 'core'}{os.pathsep}{PROJECT_DIR}"}
     tests = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/families"],
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"tests/families/test_{NOTES}.py"],
         cwd=project,
         env=env,
         capture_output=True,
@@ -177,8 +188,8 @@ def test_the_new_family_passes_its_own_tests_and_serves_on_every_endpoint(
     assert served.returncode == 0, served.stderr[-3000:]
     assert json.loads(served.stdout.splitlines()[-1]) == {
         "rest": [200, "Buy milk"],
-        "family_mcp": ["notes-add_item", "Buy milk"],
-        "all_mcp": ["notes-add_item", "Buy milk"],
+        "family_mcp": [f"{NOTES}-add_item", "Buy milk"],
+        "all_mcp": [f"{NOTES}-add_item", "Buy milk"],
     }
 
 

@@ -16,6 +16,7 @@ from tests.oauth import (
     CHALLENGE,
     LOGIN,
     READ,
+    SCOPES,
     WRITE,
     app_clients,
     authorize_query,
@@ -39,7 +40,7 @@ def test_protected_resource_metadata_of_mcp(pool: str, route: str) -> None:
     assert body(answer) == {
         "resource": f"{BASE}/mcp",
         "authorization_servers": [BASE],
-        "scopes_supported": [READ, WRITE],
+        "scopes_supported": SCOPES,
         "bearer_methods_supported": ["header"],
         "resource_name": "toolfront tools",
     }
@@ -49,7 +50,7 @@ def test_protected_resource_metadata_of_a_family_and_of_none(pool: str) -> None:
     route = "GET /.well-known/oauth-protected-resource/mcp/{family}"
     found = body(handle(event(route, pathParameters={"family": "catalogue"})))
     assert found["resource"] == f"{BASE}/mcp/catalogue"
-    assert found["scopes_supported"] == [READ, WRITE]
+    assert found["scopes_supported"] == [READ, WRITE]  # the catalogue's own
     assert body(handle(event(route, pathParameters={"family": "guest"})))["scopes_supported"] == []
     missing = handle(event(route, pathParameters={"family": "nope"}))
     assert missing["statusCode"] == 404 and body(missing)["error"] == "not_found"
@@ -62,7 +63,7 @@ def test_authorization_server_metadata(pool: str) -> None:
         "authorization_endpoint": f"{BASE}/oauth/authorize",
         "token_endpoint": f"{BASE}/oauth/token",
         "registration_endpoint": f"{BASE}/oauth/register",
-        "scopes_supported": [READ, WRITE],
+        "scopes_supported": SCOPES,
         "response_types_supported": ["code"],
         "response_modes_supported": ["query"],
         "grant_types_supported": ["authorization_code", "refresh_token"],
@@ -88,7 +89,7 @@ def test_registration_creates_a_public_code_flow_app_client_with_the_api_scopes(
     assert "ClientSecret" not in created
     assert created["AllowedOAuthFlows"] == ["code"]
     assert created["CallbackURLs"] == [CALLBACK]
-    assert sorted(created["AllowedOAuthScopes"]) == [READ, WRITE]
+    assert sorted(created["AllowedOAuthScopes"]) == SCOPES
     # its tokens now pass every function's audience check
     table = wiring.current().cognito.clients_table  # type: ignore[union-attr]
     assert registered["client_id"] in RegisteredClients(str(table))
