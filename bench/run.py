@@ -1,7 +1,7 @@
 """Run every bench, print one table and write ``bench/results/latest.json``.
 
 Usage: ``.venv/bin/python bench/run.py [--quick] [--only NAME] [--out PATH] [--strict]``, NAME one of
-validation, registry, rest, requests, approvals, mcp, mcp_hop, results, families.
+validation, registry, rest, requests, approvals, mcp, mcp_hop, results, families, audit.
 (``make bench`` runs the full set). ``--quick`` is a smoke run with small n (about 30 s); the full
 run takes about two and a half minutes. ``--strict`` exits 1 when a row misses its target.
 """
@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import bench_approvals
+import bench_audit
 import bench_families
 import bench_mcp
 import bench_mcp_hop
@@ -41,6 +42,7 @@ BENCHES = {
     "mcp_hop": bench_mcp_hop.run,
     "results": bench_results.run,
     "families": bench_families.run,
+    "audit": bench_audit.run,
 }
 #: Canary spread (max / min over the run) above which part of the run was likely contended.
 CONTENDED_SPREAD = 1.3
