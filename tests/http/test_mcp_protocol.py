@@ -58,7 +58,8 @@ def test_initialize_echoes_a_supported_handshake_version(api: Api, version: str)
     )
     result = reply.json()["result"]
     assert (reply.status, result["protocolVersion"]) == (200, version)
-    assert result["capabilities"] == {"tools": {"listChanged": False}}
+    tasks = {"tasks": {"cancel": {}, "requests": {"tools": {"call": {}}}}} if version == "2025-11-25" else {}
+    assert result["capabilities"] == {"tools": {"listChanged": False}, **tasks}  # tasks: held calls
     assert result["serverInfo"]["name"] == "toolfront"
     assert "mcp-session-id" not in reply.headers
 

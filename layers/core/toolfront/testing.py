@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 
 TESTER = "tester"  # the principal the default caller's key belongs to
 MCP_VERSION = "2025-11-25"
+MODERN_MCP_VERSION = "2026-07-28"
 
 
 class Headers(Mapping[str, str]):
@@ -108,14 +109,25 @@ class FamilyClient:
             sent["Idempotency-Key"] = idempotency_key
         return self._post(f"/v1/tools/{self.family}/{verb_noun}", dict(data or {}), sent)
 
-    def mcp(self, method: str, params: Mapping[str, Any] | None = None, *, path: str | None = None) -> Answer:
+    def mcp(
+        self,
+        method: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        path: str | None = None,
+        version: str = MCP_VERSION,
+    ) -> Answer:
         """One JSON-RPC request to the family's MCP endpoint (``/mcp/<family>``; ``path="/mcp"`` for
         the endpoint of every family); ``body["result"]`` holds the result (``tools/call`` names
-        tools the MCP way: ``notes-add_note``)."""
+        tools the MCP way: ``notes-add_note``). ``version="2026-07-28"`` speaks the revision without
+        a handshake (the version in ``params._meta``)."""
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": 1, "method": method}
-        if params is not None:
-            message["params"] = dict(params)
-        headers = {"MCP-Protocol-Version": MCP_VERSION, "Accept": "application/json, text/event-stream"}
+        sent = dict(params or {})
+        if version == MODERN_MCP_VERSION:  # no handshake: the version rides in every request's _meta
+            sent["_meta"] = {"io.modelcontextprotocol/protocolVersion": version, **sent.get("_meta", {})}
+        if sent:
+            message["params"] = sent
+        headers = {"MCP-Protocol-Version": version, "Accept": "application/json, text/event-stream"}
         return self._post(path or f"/mcp/{self.family}", message, headers)
 
     def caller(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -27,11 +28,20 @@ from toolfront.adapters.http import (
     source_ip_of,
 )
 from toolfront.adapters.mcp.results import ToolCatalog, mcp_name, result_of_answer
+from toolfront.adapters.mcp.tasks import (
+    LEGACY_CAPABILITY,
+    MODERN_CAPABILITY,
+    HeldCallTasks,
+    TaskError,
+    created_task,
+    requested_form,
+)
 from toolfront.auth.access import may_call
 from toolfront.auth.actors import Actor
 from toolfront.calls.inputs import MAX_BODY_BYTES, is_json_media_type, parse_json
 from toolfront.calls.remote import ToolCall
 from toolfront.encoding import compact_json as _encode
+from toolfront.encoding import rfc3339
 from toolfront.errors import InvalidJsonError, StoreUnavailableError, UnauthenticatedError
 from toolfront.oauth.metadata import challenge
 
@@ -42,6 +52,8 @@ LIST_CACHE_SIZE = 256  # tools/list answers kept, one per distinct caller rights
 VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
 SERVER_INFO = {"name": "toolfront", "title": "toolfront", "version": __version__}
 CAPABILITIES = {"tools": {"listChanged": False}}
+TASK_METHODS = frozenset({"tasks/get", "tasks/result", "tasks/cancel"})
+TASKS_SINCE = "2025-11-25"
 INSTRUCTIONS = (
     "Each tool is one operation. A call may answer pending_approval: a person must confirm it first; "
     f"poll {mcp_name('system.get_approval')} with its approval_id. Send an idempotency_key with writes "
@@ -80,6 +92,12 @@ class _Caller:
     base_url: str
     function: str = ""  # this function's ARN (a call it runs itself may be held and run here later)
 
+    def core_call(self, tool: str, arguments: dict[str, Any]) -> ToolCall:
+        """A call of one of core's tools with this request's credentials (the tasks methods)."""
+        return ToolCall(
+            tool, arguments, self.headers, self.request_id, self.source_ip, self.base_url, self.function
+        )
+
 
 class RpcError(Exception):
     """A JSON-RPC error answer (``message_id``: the request's id, when the request had a valid one)."""
@@ -111,6 +129,7 @@ class McpEndpoint:
         self._allowed_origins = frozenset(o.strip().rstrip("/").lower() for o in allowed_origins)
         self._catalog = catalog
         self._call_tool = call_tool
+        self._tasks = HeldCallTasks(call_tool)
         self._authenticate = authenticate
         self._lists: dict[tuple[bool, frozenset[str], frozenset[str], bool], str] = {}
 
@@ -177,7 +196,13 @@ class McpEndpoint:
         if method == "tools/list":
             return self._tools_list(actor, no_handshake)
         if method == "tools/call":
-            return _encode(_complete(self._tools_call(params, caller), no_handshake))
+            return _encode(_complete(self._tools_call(params, actor, caller, no_handshake), no_handshake))
+        if method in TASK_METHODS and not (no_handshake and method == "tasks/result"):
+            try:
+                answer = self._tasks.answer(method, params, caller.core_call, no_handshake)
+            except TaskError as error:
+                raise RpcError(error.code, error.message, error.data) from None
+            return _encode(_complete(answer, no_handshake))
         raise RpcError(
             METHOD_NOT_FOUND, f"method not found: {method}", http_status=404 if no_handshake else 200
         )
@@ -202,7 +227,9 @@ class McpEndpoint:
             self._lists[key] = text
         return text
 
-    def _tools_call(self, params: dict[str, Any], caller: _Caller) -> dict[str, Any]:
+    def _tools_call(
+        self, params: dict[str, Any], actor: Actor, caller: _Caller, no_handshake: bool
+    ) -> dict[str, Any]:
         name, arguments = params.get("name"), params.get("arguments", {})
         tool = self._catalog.by_name.get(name) if isinstance(name, str) else None
         if tool is None:
@@ -222,11 +249,17 @@ class McpEndpoint:
                 caller.function,
             )
         )
+        form = requested_form(params, no_handshake)
+        # A held call as a task, for a client that asked and a requester that can read it back by
+        # the task's id alone (a key or a token: a guest's session token is not in tasks/get).
+        if status == 202 and form is not None and actor.authenticated:
+            return created_task(body["data"], form, rfc3339(datetime.now(UTC)))
         return result_of_answer(status, body)
 
 
 def _complete(result: dict[str, Any], no_handshake: bool) -> dict[str, Any]:
-    return {**result, "resultType": "complete"} if no_handshake else result
+    """A 2026-07-28 result with its ``resultType`` (``complete`` unless it says otherwise: a task)."""
+    return {"resultType": "complete", **result} if no_handshake else result
 
 
 def _initialize(params: dict[str, Any]) -> dict[str, Any]:
@@ -234,7 +267,10 @@ def _initialize(params: dict[str, Any]) -> dict[str, Any]:
     version = asked if asked in HANDSHAKE_VERSIONS else HANDSHAKE_VERSIONS[-1]
     return {
         "protocolVersion": version,
-        "capabilities": CAPABILITIES,
+        # Tasks came with 2025-11-25: earlier revisions are not offered what they cannot parse.
+        "capabilities": {**CAPABILITIES, "tasks": LEGACY_CAPABILITY}
+        if version == TASKS_SINCE
+        else CAPABILITIES,
         "serverInfo": SERVER_INFO,
         "instructions": INSTRUCTIONS,
     }
@@ -243,7 +279,7 @@ def _initialize(params: dict[str, Any]) -> dict[str, Any]:
 def _discover() -> dict[str, Any]:
     return {
         "supportedVersions": list(SUPPORTED_VERSIONS),
-        "capabilities": CAPABILITIES,
+        "capabilities": {**CAPABILITIES, **MODERN_CAPABILITY},
         "serverInfo": SERVER_INFO,
         "instructions": INSTRUCTIONS,
         "resultType": "complete",
@@ -341,8 +377,9 @@ def _check_echoed_headers(message: dict[str, Any], headers: Mapping[str, str]) -
         )
     name = headers.get("mcp-name")
     params = message.get("params")
-    if name is not None and name != (params.get("name") if isinstance(params, dict) else None):
-        raise RpcError(HEADER_MISMATCH, "the Mcp-Name header differs from the body's name", http_status=400)
+    key = "taskId" if str(message["method"]).startswith("tasks/") else "name"  # the tasks extension's
+    if name is not None and name != (params.get(key) if isinstance(params, dict) else None):
+        raise RpcError(HEADER_MISMATCH, f"the Mcp-Name header differs from the body's {key}", http_status=400)
 
 
 def _rpc_error(message_id: Any, error: RpcError, request_id: str) -> Response:

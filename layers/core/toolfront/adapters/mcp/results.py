@@ -16,7 +16,7 @@ import re
 from typing import Any
 
 from toolfront.encoding import compact_json as _encode
-from toolfront.tools.manifest import offered_input_schema
+from toolfront.tools.manifest import ToolInfo, offered_input_schema
 
 FINAL_STATUSES = "succeeded, failed, rejected, expired or cancelled"
 MCP_NAME_MAX = 64  # the model APIs' limit
@@ -59,6 +59,8 @@ def tool_entry(tool: dict[str, Any]) -> dict[str, Any]:
             "openWorldHint": hints["open_world"],
         },
     }
+    if tool["audience"] == "admin" and ToolInfo.of(tool).may_be_held:  # a held call may be a task
+        entry["execution"] = {"taskSupport": "optional"}
     if tool.get("output_schema"):
         entry["outputSchema"] = tool["output_schema"]
     if tool.get("icons"):

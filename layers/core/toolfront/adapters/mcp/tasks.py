@@ -1,0 +1,172 @@
+"""Held calls as MCP tasks, for the clients that ask for them (docs/contract.md, "MCP tasks").
+
+A client of 2025-11-25 asks with ``params.task`` on ``tools/call`` (the experimental tasks utility);
+one of 2026-07-28 declares the ``io.modelcontextprotocol/tasks`` extension in the request's client
+capabilities. A call that is held for a person then answers a task whose id is the approval's, and
+``tasks/get`` (and, for 2025-11-25, ``tasks/result``) follows the approval: pending or approved and
+running is ``working``; succeeded is ``completed`` with the call's result; failed, rejected or
+expired is ``completed`` with an ``isError`` result; cancelled is ``cancelled``. ``tasks/cancel``
+cancels the approval. Every read and the cancellation run core's ``system.get_approval`` and
+``system.cancel_approval`` through the pipeline, so only the requester sees its task (anyone else
+gets the unknown-task error) and every rule of those tools holds. Other clients keep the
+``pending_approval`` result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import timedelta
+from enum import StrEnum
+from typing import Any
+
+from toolfront.adapters.mcp.results import content_result, error_result, success_result
+from toolfront.approvals.records import RETENTION
+from toolfront.calls.remote import ToolCall
+from toolfront.encoding import parse_rfc3339
+
+TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
+CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
+RELATED_TASK = "io.modelcontextprotocol/related-task"
+POLL_INTERVAL_MS = 5000  # a person decides in minutes: polling faster only spends the caller's budget
+INVALID_PARAMS, MISSING_CAPABILITY = -32602, -32021
+#: Capabilities of 2025-11-25's ``initialize`` (no ``tasks/list``: a requester reads its own by id).
+LEGACY_CAPABILITY: dict[str, Any] = {"cancel": {}, "requests": {"tools": {"call": {}}}}
+MODERN_CAPABILITY: dict[str, Any] = {"extensions": {TASKS_EXTENSION: {}}}
+
+#: Runs a tool call where its tool lives; answers (HTTP status, REST envelope).
+ToolCaller = Callable[[ToolCall], tuple[int, dict[str, Any]]]
+
+
+class TaskForm(StrEnum):
+    LEGACY = "2025-11-25"  # params.task; Task fields ttl, pollInterval; results by tasks/result
+    MODERN = "2026-07-28"  # the extension; ttlMs, pollIntervalMs; the result inline in tasks/get
+
+
+class TaskError(Exception):
+    """A JSON-RPC error of a tasks method (the endpoint answers it)."""
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(message)
+        self.code, self.message, self.data = code, message, data
+
+
+def requested_form(params: dict[str, Any], no_handshake: bool) -> TaskForm | None:
+    """The task form this request asks for, if any."""
+    if no_handshake:
+        meta = params.get("_meta")
+        capabilities = meta.get(CLIENT_CAPABILITIES) if isinstance(meta, dict) else None
+        extensions = capabilities.get("extensions") if isinstance(capabilities, dict) else None
+        return TaskForm.MODERN if isinstance(extensions, dict) and TASKS_EXTENSION in extensions else None
+    return TaskForm.LEGACY if isinstance(params.get("task"), dict) else None
+
+
+def created_task(data: dict[str, Any], form: TaskForm, now: str) -> dict[str, Any]:
+    """The ``CreateTaskResult`` of a held call (its 202 data: approval id, expiry)."""
+    approval = {**data, "status": "pending", "created_at": now}  # its 202 status is pending_approval
+    task = task_of(approval, form)
+    return {"task": task} if form is TaskForm.LEGACY else {"resultType": "task", **task}
+
+
+class HeldCallTasks:
+    """``tasks/get``, ``tasks/result`` and ``tasks/cancel`` over core's approval tools."""
+
+    def __init__(self, call_tool: ToolCaller) -> None:
+        self._call_tool = call_tool
+
+    def answer(
+        self,
+        method: str,
+        params: dict[str, Any],
+        call: Callable[[str, dict[str, Any]], ToolCall],
+        no_handshake: bool,
+    ) -> dict[str, Any]:
+        """The result of a tasks method; raises ``TaskError``. ``call`` builds the routed call of
+        a core tool with the request's credentials."""
+        form = TaskForm.MODERN if no_handshake else TaskForm.LEGACY
+        if no_handshake and requested_form(params, no_handshake) is None:
+            raise TaskError(
+                MISSING_CAPABILITY,
+                "Missing required client capability",
+                {"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}},
+            )
+        task_id = params.get("taskId")
+        if not isinstance(task_id, str) or not task_id:
+            raise TaskError(INVALID_PARAMS, "taskId must be a non-empty string")
+        if method == "tasks/cancel":
+            approval = self._run(call("system.cancel_approval", {"approval_id": task_id}), "cancel")
+            return {} if form is TaskForm.MODERN else task_of(approval, form)
+        approval = self._run(call("system.get_approval", {"approval_id": task_id}), "retrieve")
+        if method == "tasks/get":
+            return task_of(approval, form)
+        result = _state(approval)[2]  # tasks/result (2025-11-25): the call's own result, once final
+        if result is None:
+            raise TaskError(INVALID_PARAMS, "the task is still working: poll tasks/get until it ends")
+        return {**result, "_meta": {RELATED_TASK: {"taskId": task_id}}}
+
+    def _run(self, call: ToolCall, verb: str) -> dict[str, Any]:
+        _, body = self._call_tool(call)
+        if "error" in body:
+            error = body["error"]
+            if error.get("code") in ("not_found", "unauthenticated"):  # another's task reads as none
+                raise TaskError(INVALID_PARAMS, f"Failed to {verb} task: Task not found")
+            raise TaskError(INVALID_PARAMS, f"Failed to {verb} task: {error.get('message')}")
+        approval: dict[str, Any] = body["data"]
+        return approval
+
+
+def task_of(approval: dict[str, Any], form: TaskForm) -> dict[str, Any]:
+    """The task of an approval (as ``system.get_approval`` describes it), in ``form``."""
+    status, message, result = _state(approval)
+    created = str(approval["created_at"])
+    ttl_ms = _ttl_ms(created, str(approval["expires_at"]))
+    task: dict[str, Any] = {
+        "taskId": approval["approval_id"],
+        "status": status,
+        "statusMessage": message,
+        "createdAt": created,
+        "lastUpdatedAt": approval.get("decided_at") or created,
+    }
+    if form is TaskForm.LEGACY:
+        return {**task, "ttl": ttl_ms, "pollInterval": POLL_INTERVAL_MS}
+    task.update({"ttlMs": ttl_ms, "pollIntervalMs": POLL_INTERVAL_MS})
+    return {**task, "result": result} if result is not None else task
+
+
+def _state(approval: dict[str, Any]) -> tuple[str, str, dict[str, Any] | None]:
+    """The task status, its message, and (once final) the call's MCP result."""
+    status, expires = approval["status"], approval["expires_at"]
+    if status == "pending":
+        return (
+            "working",
+            f"waiting for an approver to confirm this call (by {expires}); nothing has run yet",
+            None,
+        )
+    if status == "approved":
+        return "working", "approved by a person; the call is running", None
+    if status == "succeeded":
+        content, data = approval.get("result_content"), approval.get("result")
+        result = content_result(content, data) if content is not None else success_result(data)
+        return "completed", "approved, and the call ran", result
+    if status == "cancelled":
+        return "cancelled", "cancelled by its requester; the call did not run", None
+    error = _final_error(approval)
+    return "completed", error["message"], error_result(error)
+
+
+def _final_error(approval: dict[str, Any]) -> dict[str, Any]:
+    status = approval["status"]
+    if status == "rejected":
+        return {"code": "rejected", "message": "an approver rejected this call; it did not run"}
+    if status == "expired":
+        return {
+            "code": "expired",
+            "message": f"nobody confirmed this call by {approval['expires_at']}; it did not run",
+        }
+    error = approval.get("error") or {}
+    return {"code": str(error.get("code", "internal_error")), "message": str(error.get("message", "failed"))}
+
+
+def _ttl_ms(created: str, expires: str) -> int:
+    """How long the task stays readable: until its approval's expiry, then the approval's retention."""
+    lifetime = parse_rfc3339(expires) - parse_rfc3339(created)
+    return int((lifetime + RETENTION).total_seconds() * 1000) if lifetime > timedelta(0) else 0
