@@ -82,6 +82,11 @@ def _configure_dev(parser: argparse.ArgumentParser) -> None:
         help="a template parameter over its default, e.g. EnableCognito=false (repeatable)",
     )
     parser.add_argument(
+        "--approver-sign-in",
+        action="store_true",
+        help="held admin calls are decided by a signed-in approver (= --parameter ApproverSignIn=true)",
+    )
+    parser.add_argument(
         "--seed",
         type=Path,
         metavar="FILE",
@@ -116,7 +121,7 @@ def _run_dev(args: argparse.Namespace) -> int:
         host=args.host,
         port=args.port,
         moto_port=args.moto_port,
-        parameters=dict(args.parameter),
+        parameters=dict(args.parameter) | ({"ApproverSignIn": "true"} if args.approver_sign_in else {}),
         seed=seed,
     )
     stop = threading.Event()

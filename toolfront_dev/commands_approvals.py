@@ -63,13 +63,16 @@ def scan_approvals(tables: StackTables, table: str, status: str | None) -> list[
         "ProjectionExpression": ", ".join(names),
         "ExpressionAttributeNames": names,
     }
-    # The parts of a large result (``toolfront.aws.bodies``) share the table: they are no approvals.
-    request["FilterExpression"] = "attribute_not_exists(chunk)"
+    # The parts of a large result (``toolfront.aws.bodies``) and approvers' sign-ins and sessions
+    # (``approvals.approvers``) share the table: they are no approvals.
+    approval_id = next(key for key, field in names.items() if field == "approval_id")
+    request["FilterExpression"] = f"attribute_not_exists(chunk) AND begins_with({approval_id}, :apr)"
+    request["ExpressionAttributeValues"] = {":apr": {"S": "apr_"}}
     if status is not None:
         # "status" is a DynamoDB reserved word: compared through its placeholder.
         placeholder = next(key for key, field in names.items() if field == "status")
         request["FilterExpression"] += f" AND {placeholder} = :status"
-        request["ExpressionAttributeValues"] = {":status": {"S": status}}
+        request["ExpressionAttributeValues"][":status"] = {"S": status}
     items: list[Mapping[str, Any]] = []
     with tables.reached() as client:
         for page in client.get_paginator("scan").paginate(**request):

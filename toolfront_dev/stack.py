@@ -229,12 +229,14 @@ class LocalStack:
         # runs; ThreadedMotoServer does not set it. Set before any state machine can exist.
         self._environment.set("MOTO_PORT", str(self._moto.port))
         configure_moto(moto_endpoint)
+        # Links point at this server (its port is known once bound), unless PublicUrl was given:
+        # from here on, so that what is provisioned (the approvers' callback URL) says so too.
+        own = {} if self._parameters.get(PUBLIC_URL) else {PUBLIC_URL: self._server.url}
+        intrinsics = intrinsics.with_refs(own)
         ids = self._provision(moto_endpoint, template, tables, intrinsics)
         self._admin_key = self._load_seed(moto_endpoint, tables)
         pools = {r.logical_id: ids[r.logical_id] for r in emulated if r.type == USER_POOL}
         self._load_users(moto_endpoint, pools)
-        # Links point at this server (its port is known once bound), unless PublicUrl was given.
-        own = {} if self._parameters.get(PUBLIC_URL) else {PUBLIC_URL: self._server.url}
         login_url = f"{self._server.url}{MANAGED_LOGIN_PREFIX}" if self._login else ""
         self._set_environment(
             template, intrinsics.with_refs(tables | ids | own), moto_endpoint, pools, login_url

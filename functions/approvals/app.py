@@ -3,18 +3,28 @@ approval workflow's own tasks (park the task token and notify, expire, fail)."""
 
 from __future__ import annotations
 
+import hmac
 import json
 import logging
 from dataclasses import replace
 from datetime import UTC, datetime
 from functools import cache
 from typing import Any
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, urlencode
 
-from pages import PAGE_HEADERS, ApprovalView, approval_page, decided_page, problem_page, status_page
+from pages import (
+    PAGE_HEADERS,
+    ApprovalView,
+    approval_page,
+    decided_page,
+    problem_page,
+    sign_in_page,
+    status_page,
+)
 
 from toolfront import wiring
-from toolfront.adapters.http import body_bytes, headers_of, request_id_of
+from toolfront.adapters.http import base_url_of, body_bytes, cookies_of, headers_of, request_id_of
+from toolfront.approvals.approvers import SESSION_COOKIE, SESSION_SECONDS, Approver, ApproverSignIn
 from toolfront.approvals.decisions import Decisions
 from toolfront.approvals.notify import notify_approvers
 from toolfront.approvals.records import Approval, ApprovalStatus, hash_code, new_code
@@ -22,17 +32,19 @@ from toolfront.approvals.runner import FAILED_WITHOUT_DETAIL
 from toolfront.approvals.store import ApprovalStore
 from toolfront.approvals.workflow import Workflow
 from toolfront.audit.records import AuditEvent, decided_by
+from toolfront.auth.actors import ActorKind
 from toolfront.aws import dynamodb
 from toolfront.calls.inputs import parse_json
 from toolfront.calls.logs import emit_metric
 from toolfront.calls.redaction import refuse_credentials_in_url
 from toolfront.calls.remote import TASK_FIELD
-from toolfront.errors import CallRefusedError, ConfigurationError, InvalidJsonError
+from toolfront.errors import ApproverRequiredError, CallRefusedError, ConfigurationError, InvalidJsonError
 from toolfront.settings import ApprovalSettings, current
 from toolfront.tools.manifest import load_manifest
 
 logger = logging.getLogger("toolfront.approvals.records")
 MAX_FORM_BYTES = 16 * 1024  # a code and a decision: anything this large is not the page's form
+RETURN_COOKIE = "tf_approval_return"  # the link to come back to after signing in (it holds the code)
 PROBLEM_TITLES = {
     400: "Choose approve or reject",
     403: "This link is not valid",
@@ -104,7 +116,7 @@ def show(event: dict[str, Any], request_id: str) -> dict[str, Any]:
     view = _view(approval)
     if approval.status is ApprovalStatus.PENDING:
         if not approval.expired_at(datetime.now(UTC)):
-            return _page(200, approval_page(view, query["code"]), request_id)
+            return _page(200, _decision_page(event, approval, view, query["code"]), request_id)
         view = replace(view, status=str(ApprovalStatus.EXPIRED))  # the workflow has not closed it yet
     return _page(200, status_page(view), request_id)
 
@@ -114,12 +126,109 @@ def decide(event: dict[str, Any], request_id: str) -> dict[str, Any]:
     try:
         form = _form(event)
         refuse_credentials_in_url(event.get("queryStringParameters") or {}, allowed=frozenset({"code"}))
+        approval = _decisions().check_code(_approval_id(event), form.get("code", ""))
+        approver = _approver_deciding(event, form, approval)
+        by = decided_by("approver", approver.sub) if approver else decided_by("link", None)
         decided = _decisions().decide(
-            _approval_id(event), form.get("code", ""), form.get("decision", ""), by=decided_by("link", None)
+            approval.approval_id, form.get("code", ""), form.get("decision", ""), by=by
         )
     except CallRefusedError as refused:
         return _problem(refused, request_id)
     return _page(200, decided_page(_view(decided), form["decision"]), request_id)
+
+
+def _decision_page(event: dict[str, Any], approval: Approval, view: ApprovalView, code: str) -> str:
+    """The buttons, or (ApproverSignIn, no session yet) the way to sign in first."""
+    sign_in = _sign_in_for(approval)
+    if sign_in is None:
+        return approval_page(view, code)
+    session = cookies_of(event).get(SESSION_COOKIE)
+    approver = sign_in.approver(session)
+    if approver is None or session is None:
+        start = urlencode({"approval": approval.approval_id, "code": code})
+        return sign_in_page(view, f"/approvals/sign-in?{start}")
+    csrf = ApproverSignIn.csrf_token(session, approval.approval_id)
+    return approval_page(view, code, csrf=csrf, signed_in_as=approver.username)
+
+
+def _sign_in_for(approval: Approval) -> ApproverSignIn | None:
+    """The sign-in an approval's decision needs: an admin tool's (a key's or a token's call) when
+    ApproverSignIn is on; a guest's double opt-in is decided by its code alone."""
+    sign_in = wiring.approver_sign_in()
+    admin = approval.requester.kind in (ActorKind.KEY, ActorKind.COGNITO)
+    return sign_in if sign_in is not None and admin else None
+
+
+def _approver_deciding(event: dict[str, Any], form: dict[str, str], approval: Approval) -> Approver | None:
+    """The signed-in approver a decision needs (``None`` when none is needed); raises 403 for no
+    session, a form without this session's token, no approver permission, or one's own call."""
+    sign_in = _sign_in_for(approval)
+    if sign_in is None:
+        return None
+    session = cookies_of(event).get(SESSION_COOKIE)
+    approver = sign_in.approver(session)
+    if approver is None or session is None:
+        raise ApproverRequiredError("sign in as an approver to decide: open the approval link again")
+    expected = ApproverSignIn.csrf_token(session, approval.approval_id)
+    if not hmac.compare_digest(form.get("csrf", ""), expected):
+        raise ApproverRequiredError("this form is not from your signed-in page: open the approval link again")
+    sign_in.check(approver, approval)
+    return approver
+
+
+def start_sign_in(event: dict[str, Any], request_id: str) -> dict[str, Any]:
+    """GET /approvals/sign-in?approval=...&code=...: to the managed login, the link kept in a cookie."""
+    query = event.get("queryStringParameters") or {}
+    sign_in = wiring.approver_sign_in()
+    try:
+        refuse_credentials_in_url(query, allowed=frozenset({"code"}))
+        approval = _decisions().check_code(str(query.get("approval", "")), query.get("code", ""))
+        if sign_in is None:
+            raise ApproverRequiredError("approvers do not sign in here: the link alone decides")
+    except CallRefusedError as refused:
+        return _problem(refused, request_id)
+    base = _base_url(event)
+    back = f"/approvals/{approval.approval_id}?{urlencode({'code': query['code']})}"
+    target = sign_in.start(back, base)
+    return _redirect(target, request_id, [_cookie(RETURN_COOKIE, back, base, max_age=600)])
+
+
+def finish_sign_in(event: dict[str, Any], request_id: str) -> dict[str, Any]:
+    """GET /approvals/callback?code=...&state=...: the session begins; back to the approval."""
+    query = event.get("queryStringParameters") or {}
+    sign_in = wiring.approver_sign_in()
+    try:
+        if sign_in is None:
+            raise ApproverRequiredError("approvers do not sign in here")
+        token, _ = sign_in.finish(query.get("code", ""), query.get("state", ""), _base_url(event))
+    except CallRefusedError as refused:
+        return _problem(refused, request_id)
+    back = cookies_of(event).get(RETURN_COOKIE, "")
+    if not back.startswith("/approvals/apr_"):  # only an approval page of this site
+        back = "/approvals/signed-in"
+    base = _base_url(event)
+    cookies = [
+        _cookie(SESSION_COOKIE, token, base, max_age=SESSION_SECONDS),
+        _cookie(RETURN_COOKIE, "", base, max_age=0),
+    ]
+    return _redirect(back, request_id, cookies)
+
+
+def _base_url(event: dict[str, Any]) -> str:
+    settings = current()
+    return base_url_of(event, settings.public_url, settings.region)
+
+
+def _cookie(name: str, value: str, base_url: str, *, max_age: int) -> str:
+    """``HttpOnly``, ``SameSite=Lax`` (it must come back on the managed login's redirect), under
+    the approvals' path, ``Secure`` outside loopback (where the API is served over https)."""
+    secure = "; Secure" if base_url.startswith("https://") else ""
+    return f"{name}={value}; Path=/approvals; HttpOnly; SameSite=Lax; Max-Age={max_age}{secure}"
+
+
+def _redirect(location: str, request_id: str, cookies: list[str]) -> dict[str, Any]:
+    headers = {**PAGE_HEADERS, "location": location, "x-request-id": request_id}
+    return {"statusCode": 302, "headers": headers, "cookies": cookies, "body": ""}
 
 
 def park(event: dict[str, Any]) -> dict[str, Any]:
@@ -157,7 +266,12 @@ TASKS = {
     "expire": lambda event: close(event, ApprovalStatus.EXPIRED),
     "fail": lambda event: close(event, ApprovalStatus.FAILED),
 }
-ROUTES = {"GET /approvals/{id}": show, "POST /approvals/{id}": decide}
+ROUTES = {
+    "GET /approvals/{id}": show,
+    "POST /approvals/{id}": decide,
+    "GET /approvals/sign-in": start_sign_in,
+    "GET /approvals/callback": finish_sign_in,
+}
 
 
 def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:

@@ -75,6 +75,8 @@ cursor:pointer}
 #approve{background:var(--accent);color:var(--on-accent);border:2px solid var(--accent)}
 #reject{background:transparent;color:var(--warn);border:2px solid var(--warn)}
 button:focus-visible{outline:3px solid var(--fg);outline-offset:2px}
+a.button{display:block;text-align:center;font-weight:600;padding:.75rem 1rem;border-radius:10px;
+background:var(--accent);color:var(--on-accent);text-decoration:none}
 @media (min-width:36rem){.actions{flex-direction:row}}
 """
 
@@ -95,21 +97,27 @@ class ApprovalView:
     status: str
 
 
-def approval_page(view: ApprovalView, code: str) -> str:
+def approval_page(
+    view: ApprovalView, code: str, *, csrf: str | None = None, signed_in_as: str | None = None
+) -> str:
     """Render the decision page: the call, why it needs a person, and Approve / Reject buttons.
 
     Args:
         view: The pending approval.
         code: The approval code from the link; posted back in a hidden field.
+        csrf: With approver sign-in: the form's token, bound to the session and this approval.
+        signed_in_as: With approver sign-in: who is deciding.
 
     Returns:
         A complete HTML document. Rendering it changes nothing.
     """
     action = "/approvals/" + quote(view.approval_id, safe="")
+    who = f'<p class="muted" id="approver">Signed in as {_e(signed_in_as)}.</p>' if signed_in_as else ""
+    token = f'<input type="hidden" name="csrf" value="{_e(csrf)}">' if csrf else ""
     form = (
-        f'<section id="decision"><h2>Your decision</h2>'
+        f'<section id="decision"><h2>Your decision</h2>{who}'
         f'<form method="post" action="{_e(action)}">'
-        f'<input type="hidden" name="code" value="{_e(code)}">'
+        f'<input type="hidden" name="code" value="{_e(code)}">{token}'
         '<div class="actions">'
         '<button type="submit" id="approve" name="decision" value="approve">Approve</button>'
         '<button type="submit" id="reject" name="decision" value="reject">Reject</button>'
@@ -119,6 +127,26 @@ def approval_page(view: ApprovalView, code: str) -> str:
     )
     body = _heading("Approval requested", view) + _details(view) + form
     return _document(f"Approve? {view.title}", body, status="pending", view=view)
+
+
+def sign_in_page(view: ApprovalView, sign_in_url: str) -> str:
+    """The approval without its buttons: an approver signs in first (ApproverSignIn).
+
+    Args:
+        view: The pending approval.
+        sign_in_url: Where the sign-in starts (this site's own path; it carries the link's code).
+
+    Returns:
+        A complete HTML document. Rendering it changes nothing.
+    """
+    section = (
+        '<section id="decision"><h2>Sign in to decide</h2>'
+        "<p>Deciding this call needs a signed-in approver, and not the person who asked for it.</p>"
+        f'<p><a class="button" id="sign-in" href="{_e(sign_in_url)}">Sign in</a></p>'
+        f'<p class="muted">This request expires on {_time(view.expires_at)}.</p></section>'
+    )
+    body = _heading("Approval requested", view) + _details(view) + section
+    return _document(f"Sign in to approve: {view.title}", body, status="pending", view=view)
 
 
 def decided_page(view: ApprovalView, decision: str) -> str:

@@ -52,7 +52,7 @@ def put_approval(stack: LocalStack, approval_id: str, status: str, created_at: s
 @pytest.fixture
 def approvals(stack: LocalStack) -> Approvals:
     run = uuid.uuid4().hex[:8]
-    made = Approvals(f"p1-{run}", f"p2-{run}", f"ok-{run}", f"old-{run}", {})
+    made = Approvals(f"apr_p1{run}", f"apr_p2{run}", f"apr_ok{run}", f"apr_old{run}", {})
     statuses = [
         (made.pending, "pending"),
         (made.pending_without_link, "pending"),
@@ -182,3 +182,15 @@ def test_approvals_list_unknown_status_is_usage_error(toolfront: Toolfront) -> N
 
     assert outcome.code == 2
     assert "invalid choice: 'lost'" in outcome.err
+
+
+def test_approvers_sign_ins_and_sessions_are_no_approvals(
+    toolfront: Toolfront, stack: LocalStack, local_project: Path
+) -> None:
+    table = stack.table_names["ApprovalsTable"]
+    for key in ("signin#abc", "session#def"):
+        item = {"approval_id": {"S": key}, "expires_at_epoch": {"N": "4102444800"}}
+        dynamodb_client(stack.moto_endpoint).put_item(TableName=table, Item=item)
+    listed = toolfront("approvals", "list", "--local", "--project", local_project, "--json")
+    assert listed.code == 0
+    assert not [a for a in json.loads(listed.out) if not str(a["approval_id"]).startswith("apr_")]

@@ -32,6 +32,7 @@ APP_CLIENTS = frozenset(
         "cognito-idp:CreateUserPoolClient",
         "cognito-idp:UpdateUserPoolClient",
         "cognito-idp:DeleteUserPoolClient",
+        "cognito-idp:ListUserPoolClients",
     }
 )
 NEEDS = {
@@ -40,6 +41,8 @@ NEEDS = {
     "GatewayFunction": CORE | {("Statement", "states:SendTaskFailure,states:SendTaskSuccess")},
     "ApprovalsFunction": {
         ("DynamoDBCrudPolicy", "ApprovalsTable"),
+        ("DynamoDBReadPolicy", "PrincipalsTable"),  # approvers' permissions (ApproverSignIn)
+        ("Statement", "cognito-idp:ListUserPoolClients"),  # the approvers' app client, by name
         ("Statement", "dynamodb:PutItem"),
         ("SNSPublishMessagePolicy", "ApproverTopic"),
         ("Statement", "states:SendTaskFailure,states:SendTaskSuccess"),

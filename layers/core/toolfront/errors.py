@@ -15,6 +15,7 @@ ToolfrontError
     ├── MissingScopeError            403 missing_scope
     ├── MissingPermissionError       403 missing_permission
     ├── InvalidConfirmationError     403 invalid_confirmation (wrong code or client token)
+    ├── ApproverRequiredError        403 approver_required (a signed-in approver, not the requester)
     ├── UnknownToolError             404 unknown_tool
     ├── NotFoundError                404 not_found (an approval: unknown or another requester's)
     ├── IdempotencyInProgressError   409 idempotency_in_progress (Retry-After)
@@ -143,6 +144,12 @@ class MissingPermissionError(CallRefusedError):
 
 class InvalidConfirmationError(CallRefusedError):
     code, http_status = "invalid_confirmation", 403
+
+
+class ApproverRequiredError(CallRefusedError):
+    """Deciding this approval needs a signed-in approver other than the requester (ApproverSignIn)."""
+
+    code, http_status = "approver_required", 403
 
 
 class NotFoundError(CallRefusedError):

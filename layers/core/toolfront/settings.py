@@ -100,6 +100,16 @@ class ApprovalSettings:
     lifetime_seconds: int = 86400
     topic_arn: str | None = None  # SNS topic of the approvers (AWS)
     outbox_path: str | None = None  # local stack: one JSON line per approval link
+    sign_in: ApproverSignInSettings | None = None  # ApproverSignIn: deciding needs a signed-in approver
+
+
+@dataclass(frozen=True, slots=True)
+class ApproverSignInSettings:
+    """Where approvers sign in: the user pool, its managed login, the approvers' app client's name."""
+
+    user_pool_id: str
+    domain_url: str
+    client_name: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,6 +250,23 @@ def _approvals(env: Mapping[str, str]) -> ApprovalSettings | None:
         lifetime_seconds=_integer(env, "TOOLFRONT_APPROVAL_LIFETIME_SECONDS", 86400, low=1),
         topic_arn=env.get("TOOLFRONT_APPROVER_TOPIC_ARN", "").strip() or None,
         outbox_path=env.get("TOOLFRONT_OUTBOX_PATH", "").strip() or None,
+        sign_in=_approver_sign_in(env),
+    )
+
+
+def _approver_sign_in(env: Mapping[str, str]) -> ApproverSignInSettings | None:
+    if not _boolean(env, "TOOLFRONT_APPROVER_SIGN_IN", False):
+        return None
+    login = _public_url(env, "TOOLFRONT_COGNITO_DOMAIN_URL")
+    if login is None:
+        raise ConfigurationError(
+            "TOOLFRONT_APPROVER_SIGN_IN needs TOOLFRONT_COGNITO_DOMAIN_URL (Cognito enabled)"
+        )
+    stage = env.get("TOOLFRONT_STAGE", "").strip() or "dev"
+    return ApproverSignInSettings(
+        user_pool_id=_required(env, "TOOLFRONT_COGNITO_USER_POOL_ID"),
+        domain_url=login,
+        client_name=f"toolfront-{stage}-approvers",  # template.yaml's ApproverClient
     )
 
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from toolfront.adapters.http import Event, Response
 from toolfront.adapters.rest import RestAdapter, result_response
 from toolfront.admission.admission import Admission
+from toolfront.approvals.approvers import ApproverSignIn
 from toolfront.approvals.decisions import Decisions
 from toolfront.approvals.desk import ApprovalDesk
 from toolfront.approvals.runner import ApprovedCallRunner
@@ -85,6 +86,23 @@ def approval_store() -> ApprovalStore | None:
 def workflow() -> Workflow | None:
     approvals = current().approvals
     return Workflow(approvals.state_machine_arn) if approvals else None
+
+
+@cache
+def approver_sign_in() -> ApproverSignIn | None:
+    """Approvers' sign-in and sessions, when ApproverSignIn is on (the approvals function)."""
+    approvals = current().approvals
+    if approvals is None or approvals.sign_in is None:
+        return None
+    sign_in = approvals.sign_in
+    return ApproverSignIn(
+        approvals.table,
+        user_pool_id=sign_in.user_pool_id,
+        domain_url=sign_in.domain_url,
+        client_name=sign_in.client_name,
+        keys=key_store(),
+        region=current().region,
+    )
 
 
 def decisions() -> Decisions:
@@ -170,6 +188,7 @@ def reset() -> None:
     current.cache_clear()
     for built in (key_store, authenticator, admission, audit_log, approval_store, workflow, sign_in_facade):
         built.cache_clear()
+    approver_sign_in.cache_clear()
 
 
 class FamilyHandler:

@@ -107,3 +107,12 @@ def error_response(
     if error.http_status == 401:
         extra["www-authenticate"] = 'Bearer realm="toolfront"'
     return text_response(error.http_status, error_body(error, request_id), request_id, extra)
+
+
+def cookies_of(event: Event) -> dict[str, str]:
+    """The request's cookies by name (payload 2.0 carries them in ``cookies``; the first of a name wins)."""
+    found: dict[str, str] = {}
+    for cookie in event.get("cookies") or []:
+        name, _, value = str(cookie).partition("=")
+        found.setdefault(name.strip(), value.strip())
+    return found

@@ -16,6 +16,7 @@ from toolfront.adapters.http import (
     Event,
     Response,
     body_bytes,
+    cookies_of,
     headers_of,
     origin_of,
     source_ip_of,
@@ -109,7 +110,7 @@ class SignInFacade:
         if route == "POST /oauth/authorize":
             self._same_origin(event, base)
             form = _form(event)
-            cookie = _cookies(event).get(_cookie_name(base.startswith("https://")), "")
+            cookie = cookies_of(event).get(_cookie_name(base.startswith("https://")), "")
             return _redirect(
                 self._authorizer.decide(form.get("consent_id", ""), form.get("decision", ""), cookie)
             )
@@ -186,14 +187,6 @@ def _json_body(event: Event) -> Any:
         return json.loads(body)
     except ValueError:
         raise OAuthError("invalid_client_metadata", "the client metadata must be JSON") from None
-
-
-def _cookies(event: Event) -> dict[str, str]:
-    found: dict[str, str] = {}
-    for cookie in event.get("cookies") or []:
-        name, _, value = str(cookie).partition("=")
-        found.setdefault(name.strip(), value.strip())
-    return found
 
 
 def _cookie_name(secure: bool) -> str:
