@@ -101,7 +101,11 @@ def _page(status: int, html: str, request_id: str) -> dict[str, Any]:
 
 
 def _problem(error: CallRefusedError, request_id: str) -> dict[str, Any]:
-    title = PROBLEM_TITLES.get(error.http_status, "Something went wrong")
+    title = (
+        "An approver must decide this"
+        if isinstance(error, ApproverRequiredError)
+        else PROBLEM_TITLES.get(error.http_status, "Something went wrong")
+    )
     return _page(error.http_status, problem_page(error.http_status, title, error.message), request_id)
 
 

@@ -159,6 +159,7 @@ def test_the_code_alone_no_longer_decides(stack: LocalStack) -> None:
     approval_id, link = held_delete(stack, key)
     status, page = Person(stack).decide(link, "approve", None)
     assert status == 403 and "sign in as an approver" in page
+    assert "<title>An approver must decide this" in page  # a readable page, not "invalid link"
     assert approval(stack, key, approval_id, set())["status"] == "pending"
 
 
