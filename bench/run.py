@@ -1,15 +1,19 @@
 """Run every bench, print one table and write ``bench/results/latest.json``.
 
-Usage: ``.venv/bin/python bench/run.py [--quick] [--only NAME] [--out PATH] [--strict]``, NAME one of
-validation, registry, rest, requests, approvals, mcp, mcp_hop, results, families, audit.
+Usage: ``.venv/bin/python bench/run.py [--quick] [--only NAME] [--out PATH] [--strict] [--compare FILE]``,
+NAME one of validation, registry, rest, requests, approvals, mcp, mcp_hop, results, families, audit
 (``make bench`` runs the full set). ``--quick`` is a smoke run with small n (about 30 s); the full
-run takes about two and a half minutes. ``--strict`` exits 1 when a row misses its target.
+run takes about three minutes. ``--strict`` exits 1 when a row misses its target. ``--compare FILE``
+prints every row beside an earlier run's (a ``latest.json`` kept aside). The calls' log lines are
+written to a sink, not to the output.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
+import io
 import json
 import os
 import sys
@@ -97,7 +101,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", choices=sorted(BENCHES), action="append", help="run only this bench")
     parser.add_argument("--out", type=Path, default=RESULTS / "latest.json", help="where to write the JSON")
     parser.add_argument("--strict", action="store_true", help="exit 1 when a row misses its target")
+    parser.add_argument(
+        "--compare",
+        type=Path,
+        metavar="FILE",
+        help="print each row against an earlier run's JSON (a latest.json)",
+    )
     args = parser.parse_args(argv)
+    earlier = _earlier(args.compare) if args.compare else None
 
     started = time.perf_counter()
     report: dict[str, Any] = {
@@ -111,9 +122,14 @@ def main(argv: list[str] | None = None) -> int:
         "canary_before_us": round(canary(), 2),
     }
     sections: list[Section] = []
+    sink = _Sink()
     for name in args.only or list(BENCHES):
         print(f"running {name} ...", file=sys.stderr, flush=True)
-        sections.append(BENCHES[name](quick=args.quick))
+        # The calls' log lines are written (their cost is the call's) but not shown: the report is
+        # the table. Their count goes into the JSON, as evidence they ran.
+        with contextlib.redirect_stdout(sink):
+            sections.append(BENCHES[name](quick=args.quick))
+    report["log_lines_written"] = sink.lines
     report["canary_after_us"] = round(canary(), 2)
     report["elapsed_s"] = round(time.perf_counter() - started, 1)
 
@@ -151,12 +167,60 @@ def main(argv: list[str] | None = None) -> int:
     if missed:
         print(f"\nmissed targets: {'; '.join(missed)}")
 
+    if earlier is not None:
+        print(_comparison(sections, earlier, args.compare))
+
     args.out.parent.mkdir(parents=True, exist_ok=True)
     tmp = args.out.with_suffix(".tmp")
     tmp.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     os.replace(tmp, args.out)
     print(f"\nwrote {args.out}")
     return 1 if args.strict and missed else 0
+
+
+class _Sink(io.TextIOBase):
+    """Standard output while a bench runs: every write accepted and dropped, lines counted."""
+
+    def __init__(self) -> None:
+        self.lines = 0
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        self.lines += text.count("\n")
+        return len(text)
+
+
+def _earlier(path: Path) -> dict[str, dict[str, Any]]:
+    """An earlier run's rows by key (read before this run can overwrite the file)."""
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise SystemExit(f"--compare {path}: not a bench result ({exc})") from None
+    return {row["key"]: row for section in document.get("sections", []) for row in section.get("rows", [])}
+
+
+def _comparison(sections: list[Section], earlier: dict[str, dict[str, Any]], path: Path) -> str:
+    """Each row of this run beside the earlier one: the medians, their ratio, and the target ratios."""
+    lines = [
+        f"\nagainst {path}:",
+        f"{'row':44} {'before':>10} {'now':>10} {'now/before':>10}  ratio before -> now",
+    ]
+    for section in sections:
+        for row in section.rows:
+            before = earlier.get(row.key)
+            if before is None or not before.get("median"):
+                lines.append(f"{row.key:44} {'-':>10} {row.median:>10.2f} {'new':>10}")
+                continue
+            change = row.median / float(before["median"])
+            ratios = ""
+            if row.ratio is not None and before.get("ratio") is not None:
+                ratios = f"  {float(before['ratio']):.3f} -> {row.ratio:.3f}"
+            lines.append(
+                f"{row.key:44} {float(before['median']):>10.2f} {row.median:>10.2f} {change:>9.2f}x{ratios}"
+            )
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":
