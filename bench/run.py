@@ -126,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in args.only or list(BENCHES):
         print(f"running {name} ...", file=sys.stderr, flush=True)
         # The calls' log lines are written (their cost is the call's) but not shown: the report is
-        # the table. Their count goes into the JSON, as evidence they ran.
+        # the table. Benches buffer their own; whatever else reaches stdout is counted, not shown.
         with contextlib.redirect_stdout(sink):
             sections.append(BENCHES[name](quick=args.quick))
     report["log_lines_written"] = sink.lines
