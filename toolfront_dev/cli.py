@@ -108,6 +108,12 @@ def _configure_logging() -> None:
     dev_logger.propagate = False
 
 
+def stack_parameters(args: argparse.Namespace) -> dict[str, str]:
+    """The template parameters of ``toolfront dev``: each ``--parameter``, and the flags that are
+    parameters by another name (``--approver-sign-in`` is ``ApproverSignIn=true``)."""
+    return dict(args.parameter) | ({"ApproverSignIn": "true"} if args.approver_sign_in else {})
+
+
 def _run_dev(args: argparse.Namespace) -> int:
     # Deferred: moto, werkzeug and cfn-lint are dev extras, and other subcommands must not need them.
     from toolfront_dev.outbox import OutboxWatcher
@@ -121,7 +127,7 @@ def _run_dev(args: argparse.Namespace) -> int:
         host=args.host,
         port=args.port,
         moto_port=args.moto_port,
-        parameters=dict(args.parameter) | ({"ApproverSignIn": "true"} if args.approver_sign_in else {}),
+        parameters=stack_parameters(args),
         seed=seed,
     )
     stop = threading.Event()

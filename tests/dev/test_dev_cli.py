@@ -58,6 +58,14 @@ def test_parser_dev_parameters_collected_as_pairs() -> None:
     assert dict(args.parameter) == {"EnableCognito": "false", "X": "a=b"}
 
 
+def test_approver_sign_in_is_the_parameter_by_another_name() -> None:
+    from toolfront_dev.cli import stack_parameters
+
+    signed = build_parser().parse_args(["dev", "--approver-sign-in", "--parameter", "Stage=x"])
+    assert stack_parameters(signed) == {"Stage": "x", "ApproverSignIn": "true"}
+    assert stack_parameters(build_parser().parse_args(["dev"])) == {}
+
+
 def test_parser_dev_parameter_without_equals_exits_with_usage_error() -> None:
     with pytest.raises(SystemExit) as exited:
         build_parser().parse_args(["dev", "--parameter", "EnableCognito"])
