@@ -1,8 +1,8 @@
 """Run every bench, print one table and write ``bench/results/latest.json``.
 
 Usage: ``.venv/bin/python bench/run.py [--quick] [--only NAME] [--out PATH] [--strict] [--compare FILE]``,
-NAME one of validation, registry, rest, requests, approvals, mcp, mcp_hop, results, families, audit
-(``make bench`` runs the full set). ``--quick`` is a smoke run with small n (about 30 s); the full
+NAME one of validation, registry, rest, requests, approvals, mcp, mcp_hop, results, families, audit,
+peer (``make bench`` runs the full set). ``--quick`` is a smoke run with small n (about 30 s); the full
 run takes about three minutes. ``--strict`` exits 1 when a row misses its target. ``--compare FILE``
 prints every row beside an earlier run's (a ``latest.json`` kept aside). The calls' log lines are
 written to a sink, not to the output.
@@ -26,6 +26,7 @@ import bench_audit
 import bench_families
 import bench_mcp
 import bench_mcp_hop
+import bench_peer
 import bench_registry
 import bench_requests
 import bench_rest
@@ -47,6 +48,7 @@ BENCHES = {
     "results": bench_results.run,
     "families": bench_families.run,
     "audit": bench_audit.run,
+    "peer": bench_peer.run,
 }
 #: Canary spread (max / min over the run) above which part of the run was likely contended.
 CONTENDED_SPREAD = 1.3
