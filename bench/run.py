@@ -3,7 +3,7 @@
 Usage: ``.venv/bin/python bench/run.py [--quick] [--only NAME] [--out PATH] [--strict] [--compare FILE]``,
 NAME one of validation, registry, rest, requests, approvals, mcp, mcp_hop, results, families, audit,
 peer (``make bench`` runs the full set). ``--quick`` is a smoke run with small n (about 30 s); the full
-run takes about three minutes. ``--strict`` exits 1 when a row misses its target. ``--compare FILE``
+run takes about six minutes on this VM. ``--strict`` exits 1 when a row misses its target. ``--compare FILE``
 prints every row beside an earlier run's (a ``latest.json`` kept aside). The calls' log lines are
 written to a sink, not to the output.
 """
