@@ -116,11 +116,6 @@ def record_sha256(content: Mapping[str, Any], link: Link) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def input_sha256(arguments: Any) -> str:
-    """The digest of a call's input, which proves what was sent without keeping it."""
-    return hashlib.sha256(canonical_json(arguments).encode("utf-8")).hexdigest()
-
-
 def client_of(headers: Mapping[str, str]) -> str | None:
     """The calling program as ``name/version``: the first product of its User-Agent (at most 100
     characters; the rest of the header is not kept)."""

@@ -13,8 +13,9 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from toolfront.admission.idempotency import fingerprint
 from toolfront.audit.log import AuditLog
-from toolfront.audit.records import AuditActor, AuditEntry, AuditEvent, client_of, input_sha256
+from toolfront.audit.records import AuditActor, AuditEntry, AuditEvent, client_of
 from toolfront.auth.actors import Actor
 from toolfront.calls.call import Call, CallResult
 from toolfront.errors import StoreUnavailableError
@@ -57,10 +58,12 @@ class CallAuditor:
         self._log = log
 
     def begin(self, tool: Tool, arguments: dict[str, Any]) -> CallAudit | None:
-        """The call's audit, when calls of ``tool`` are audited (its input's digest taken now)."""
+        """The call's audit, when calls of ``tool`` are audited. Its input's digest is the
+        idempotency fingerprint (the tool and its input without control fields), which a held
+        call's approval keeps too: a call's records and its approval's name the same input."""
         if tool.annotations.read_only and not self._log.reads:
             return None
-        return CallAudit(tool.name, input_sha256(arguments))
+        return CallAudit(tool.name, fingerprint(tool.name, arguments))
 
     def complete(
         self,

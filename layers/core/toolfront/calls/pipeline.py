@@ -137,9 +137,9 @@ class CallPipeline:
         if tool is None:
             raise UnknownToolError(f"there is no tool {call.tool_name!r}", details={"tool": call.tool_name})
         arguments = tool.with_integers(arguments)
-        if self._auditor is not None:
-            progress.audit = self._auditor.begin(tool, without_control_fields(arguments))
         actor = progress.actor = self._actor(call, tool, arguments, progress)
+        if self._auditor is not None:  # past authentication: from here every outcome is recorded
+            progress.audit = self._auditor.begin(tool, arguments)
         authorize(audience=str(tool.audience), scope=tool.scope, permission=tool.permission, actor=actor)
         with self._admit(call, tool, actor, arguments, progress) as record:
             if record.replay is not None:
@@ -170,7 +170,7 @@ class CallPipeline:
         """
         progress.cost = cost_of(tool, arguments)
         try:
-            claim = self._claim(call, tool, actor, arguments)
+            claim = self._claim(call, tool, actor, arguments, progress.audit)
         except CallRefusedError:
             self._spend(call, actor, None, progress)
             raise
@@ -182,7 +182,9 @@ class CallPipeline:
             progress.headers.update(admitted.decision.headers())
         return admitted.replay
 
-    def _claim(self, call: Call, tool: Tool, actor: Actor, arguments: dict[str, Any]) -> Claim | None:
+    def _claim(
+        self, call: Call, tool: Tool, actor: Actor, arguments: dict[str, Any], audit: CallAudit | None
+    ) -> Claim | None:
         """The call's claim on its idempotency record (None: no key, or no identity to scope it to)."""
         _check_max_items(tool, arguments)
         key = requested_key(tool, arguments, call.headers)
@@ -193,7 +195,8 @@ class CallPipeline:
             scope=f"{actor.kind}#{actor.id}",
             tool=tool.name,
             key=key,
-            fingerprint=fingerprint(tool.name, arguments),
+            # one digest of the input per call: the audit record's, when it has one
+            fingerprint=audit.input_sha256 if audit is not None else fingerprint(tool.name, arguments),
             owner=call.request_id,
             now_us=time.time_ns() // 1000,
             lease_us=self._lease_us,
