@@ -130,11 +130,13 @@ def decide(event: dict[str, Any], request_id: str) -> dict[str, Any]:
     try:
         form = _form(event)
         refuse_credentials_in_url(event.get("queryStringParameters") or {}, allowed=frozenset({"code"}))
-        approval = _decisions().check_code(_approval_id(event), form.get("code", ""))
-        approver = _approver_deciding(event, form, approval)
-        by = decided_by("approver", approver.sub) if approver else decided_by("link", None)
+        by = decided_by("link", None)
+        if wiring.approver_sign_in() is not None:  # who decides is known only from the approval
+            approval = _decisions().check_code(_approval_id(event), form.get("code", ""))
+            approver = _approver_deciding(event, form, approval)
+            by = decided_by("approver", approver.sub) if approver else by
         decided = _decisions().decide(
-            approval.approval_id, form.get("code", ""), form.get("decision", ""), by=by
+            _approval_id(event), form.get("code", ""), form.get("decision", ""), by=by
         )
     except CallRefusedError as refused:
         return _problem(refused, request_id)
