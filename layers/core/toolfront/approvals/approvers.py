@@ -19,7 +19,6 @@ import json
 import secrets
 import time
 import urllib.parse
-import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -31,12 +30,12 @@ from toolfront.auth.keystore import KeyStore
 from toolfront.aws import dynamodb
 from toolfront.aws.clients import client as aws_client
 from toolfront.errors import ApproverRequiredError, ConfigurationError, InvalidConfirmationError
+from toolfront.oauth.token import post_token_request
 
 APPROVER_PERMISSION = "approver"
 SIGN_IN_SECONDS = 600  # a sign-in must come back within ten minutes
 SESSION_SECONDS = 8 * 3600
 SESSION_COOKIE = "tf_approver"
-TOKEN_TIMEOUT_SECONDS = 5
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,27 +166,16 @@ class ApproverSignIn:
         return self._client_id
 
     def _exchange(self, code: str, verifier: str, redirect_uri: str) -> dict[str, Any]:
-        form = urllib.parse.urlencode(
-            {
-                "grant_type": "authorization_code",
-                "client_id": self.client_id(),
-                "code": code,
-                "redirect_uri": redirect_uri,
-                "code_verifier": verifier,
-            }
-        ).encode()
-        request = urllib.request.Request(
-            f"{self._domain}/oauth2/token",
-            data=form,
-            headers={"Content-Type": "application/x-www-form-urlencoded"},
-        )
-        try:
-            with urllib.request.urlopen(request, timeout=TOKEN_TIMEOUT_SECONDS) as answer:
-                tokens = json.loads(answer.read())
-        except Exception:  # refused (a spent code), or unreachable: the person signs in again
-            raise InvalidConfirmationError(
-                "the sign-in could not be completed; open the approval link again"
-            ) from None
+        fields = {
+            "grant_type": "authorization_code",
+            "client_id": self.client_id(),
+            "code": code,
+            "redirect_uri": redirect_uri,
+            "code_verifier": verifier,
+        }
+        status, tokens = post_token_request(f"{self._domain}/oauth2/token", fields)
+        if status != 200 or not isinstance(tokens, dict):  # a spent code, or no answer: sign in again
+            raise InvalidConfirmationError("the sign-in could not be completed; open the approval link again")
         claims = _claims(str(tokens.get("id_token", "")))
         issuer = f"https://cognito-idp.{self._region}.amazonaws.com/{self._pool}"
         audience = claims.get("aud")

@@ -60,25 +60,9 @@ class TokenExchange:
         return self._send({**fields, "grant_type": grant, "client_id": registered.cognito_id})
 
     def _send(self, fields: Mapping[str, str]) -> tuple[int, dict[str, Any]]:
-        request = urllib.request.Request(
-            self._endpoint,
-            data=urlencode(fields).encode("ascii"),
-            headers={"content-type": "application/x-www-form-urlencoded", "accept": "application/json"},
-            method="POST",
-        )
-        try:
-            with _OPENER.open(request, timeout=TIMEOUT_SECONDS) as answer:
-                status, body = answer.status, answer.read(MAX_ANSWER_BYTES)
-        except urllib.error.HTTPError as refused:
-            status, body = refused.code, refused.read(MAX_ANSWER_BYTES)
-        except (urllib.error.URLError, OSError) as exc:
-            raise OAuthError(
-                "temporarily_unavailable", "Cognito did not answer; try again shortly", 503
-            ) from exc
-        try:
-            answer_json = json.loads(body)
-        except ValueError:
-            answer_json = None
+        status, answer_json = post_token_request(self._endpoint, fields)
+        if status == 0:
+            raise OAuthError("temporarily_unavailable", "Cognito did not answer; try again shortly", 503)
         if not isinstance(answer_json, dict):
             raise OAuthError("temporarily_unavailable", f"Cognito answered HTTP {status} without JSON", 503)
         if status == 200 and "access_token" in answer_json:
@@ -90,6 +74,28 @@ class TokenExchange:
         if isinstance(answer_json.get("error_description"), str):
             refusal["error_description"] = answer_json["error_description"]
         return (status if 400 <= status < 500 else 503), refusal
+
+
+def post_token_request(endpoint: str, fields: Mapping[str, str]) -> tuple[int, Any]:
+    """POST a token request to Cognito's token endpoint: the HTTP status and the parsed JSON answer
+    (``None`` when it is not JSON); ``(0, None)`` when Cognito did not answer."""
+    request = urllib.request.Request(
+        endpoint,
+        data=urlencode(fields).encode("ascii"),
+        headers={"content-type": "application/x-www-form-urlencoded", "accept": "application/json"},
+        method="POST",
+    )
+    try:
+        with _OPENER.open(request, timeout=TIMEOUT_SECONDS) as answer:
+            status, body = answer.status, answer.read(MAX_ANSWER_BYTES)
+    except urllib.error.HTTPError as refused:
+        status, body = refused.code, refused.read(MAX_ANSWER_BYTES)
+    except (urllib.error.URLError, OSError):
+        return 0, None
+    try:
+        return status, json.loads(body)
+    except ValueError:
+        return status, None
 
 
 def _required(form: Mapping[str, str], names: tuple[str, ...]) -> dict[str, str]:
