@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import getpass
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,7 +66,7 @@ class Target:
     name: str
     hint: str = ""
     audit: AuditLog | None = None
-    operator: str = ""  # who runs the command: the AWS identity, or the local user
+    operator: Callable[[], str] = lambda: ""  # who runs the command (asked only when it records)
 
     def record(self, event: AuditEvent, actor: AuditActor, status: str) -> None:
         """The audit record of a change this command made (``decided_by`` names the operator).
@@ -81,7 +81,7 @@ class Target:
             at=self.audit.now(),
             actor=actor,
             status=status,
-            decided_by=decided_by("operator", self.operator),
+            decided_by=decided_by("operator", self.operator()),
             entry="cli",
             client=f"toolfront-cli/{__version__}",
         )
@@ -178,7 +178,7 @@ def open_target(args: argparse.Namespace) -> Target:
     audit_table = tables.tables.get(AUDIT_TABLE)
     audit = AuditLog(audit_table, client=tables.client) if audit_table else None
     store = DynamoDBKeyStore(keys, principals, tables.client)
-    return Target(store, tables.name, tables.hint, audit, tables.operator())
+    return Target(store, tables.name, tables.hint, audit, tables.operator)
 
 
 def open_tables(args: argparse.Namespace) -> StackTables:
