@@ -27,14 +27,13 @@ import itertools
 import json
 import os
 import sys
-import zlib
 from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from harness import Row, Section, Spec, canary, link_ratios, run_group
 from moto_tables import moto_tables
-from rest_canned import CannedDynamoDB
+from rest_canned import CannedBody, CannedDynamoDB, _encoded
 from rest_fixture import (
     PRODUCT,
     ROOT,
@@ -193,13 +192,7 @@ class CannedWrites(CannedDynamoDB):
     def __init__(self, tables: dict[str, list[dict[str, Any]]], idempotency_table: str) -> None:
         super().__init__(tables)
         self._idempotency_table = idempotency_table
-        self._payload = b"{}"
-        self._headers = {
-            "content-type": "application/x-amz-json-1.0",
-            "content-length": str(len(self._payload)),
-            "x-amzn-requestid": "BENCH0000000000000000000000000000000000000000000000000",
-            "x-amz-crc32": str(zlib.crc32(self._payload) & 0xFFFFFFFF),
-        }
+        self._payload, self._headers = _encoded({})  # one answer for every write, encoded once
 
     def __call__(self, request: Any, **kwargs: Any) -> Any:
         from botocore.awsrequest import AWSResponse
@@ -210,20 +203,8 @@ class CannedWrites(CannedDynamoDB):
             body = request.body if isinstance(request.body, bytes) else str(request.body).encode()
             parsed = json.loads(body)  # as the canned UpdateItem does: each write pays for its body
             if operation != "UpdateItem" or parsed["TableName"] == self._idempotency_table:
-                return AWSResponse(request.url, 200, dict(self._headers), _Raw(self._payload))
+                return AWSResponse(request.url, 200, dict(self._headers), CannedBody(self._payload))
         return super().__call__(request, **kwargs)  # reads, and the rate limit's UpdateItem
-
-
-class _Raw:
-    """The raw side of a response: what botocore reads ``AWSResponse.content`` from."""
-
-    __slots__ = ("_data",)
-
-    def __init__(self, data: bytes) -> None:
-        self._data = data
-
-    def stream(self, **_: Any) -> Iterator[bytes]:
-        return iter((self._data,))
 
 
 class PinnedHandler(FamilyHandler):

@@ -34,14 +34,13 @@ import itertools
 import json
 import os
 import sys
-import zlib
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from harness import Row, Section, Spec, canary, link_ratios, run_group
-from rest_canned import CannedDynamoDB, _apply_update, _canonical
+from rest_canned import CannedDynamoDB, _apply_update, _canonical, canned_response
 from rest_fixture import (
     BENCH_DIR,
     PRODUCT,
@@ -107,7 +106,7 @@ class PeerCanned(CannedDynamoDB):
                 error: dict[str, Any] = {"message": "The conditional request failed"}
                 if parsed.get("ReturnValuesOnConditionCheckFailure") == "ALL_OLD":
                     error["Item"] = old
-                return _response(
+                return canned_response(
                     request, 400, {"__type": _ERROR + "ConditionalCheckFailedException", **error}
                 )
         elif operation == "UpdateItem":
@@ -116,7 +115,7 @@ class PeerCanned(CannedDynamoDB):
             self.records[table].pop(_canonical(parsed["Key"]), None)
         elif operation not in ("PutItem", "DeleteItem"):
             return super().__call__(request, **kwargs)  # raises, naming the operation
-        return _response(request, 200, {})
+        return canned_response(request, 200, {})
 
     def _put(self, table: str, item: dict[str, Any]) -> dict[str, Any] | None:
         """Keep ``item`` unless its record exists: then the record, unchanged."""
@@ -154,7 +153,7 @@ class PeerCanned(CannedDynamoDB):
                 "Message": "Transaction cancelled, please refer cancellation reasons for specific reasons",
                 "CancellationReasons": reasons,
             }
-            return _response(request, 400, answer)
+            return canned_response(request, 400, answer)
         for entry in items:
             ((kind, spec),) = entry.items()
             if spec["TableName"] not in self.records:
@@ -163,33 +162,10 @@ class PeerCanned(CannedDynamoDB):
                 self._put(spec["TableName"], spec["Item"])
             elif kind == "Update":
                 self._update(spec["TableName"], spec)
-        return _response(request, 200, {})
+        return canned_response(request, 200, {})
 
 
 _ERROR = "com.amazonaws.dynamodb.v20120810#"
-
-
-class _Raw:
-    __slots__ = ("_data",)
-
-    def __init__(self, data: bytes) -> None:
-        self._data = data
-
-    def stream(self, **_: Any) -> Iterator[bytes]:
-        return iter((self._data,))
-
-
-def _response(request: Any, status: int, answer: dict[str, Any]) -> Any:
-    from botocore.awsrequest import AWSResponse
-
-    payload = json.dumps(answer, separators=(",", ":")).encode()
-    headers = {
-        "content-type": "application/x-amz-json-1.0",
-        "content-length": str(len(payload)),
-        "x-amzn-requestid": "BENCH0000000000000000000000000000000000000000000000000",
-        "x-amz-crc32": str(zlib.crc32(payload) & 0xFFFFFFFF),
-    }
-    return AWSResponse(request.url, status, headers, _Raw(payload))
 
 
 # --- the two sides ----------------------------------------------------------------------------

@@ -20,7 +20,7 @@ class CannedOperationError(RuntimeError):
     """A request the canned DynamoDB does not emulate (an operation or an update action)."""
 
 
-class _Body:
+class CannedBody:
     """The raw side of a response: what botocore reads ``AWSResponse.content`` from."""
 
     __slots__ = ("_data",)
@@ -70,7 +70,7 @@ class CannedDynamoDB:
         else:
             answer = _encoded(self._write(operation, json.loads(body)))
         payload, headers = answer
-        return AWSResponse(request.url, 200, headers, _Body(payload))
+        return AWSResponse(request.url, 200, headers, CannedBody(payload))
 
     def _read(self, operation: str, request: dict[str, Any]) -> dict[str, Any]:
         if operation == "GetItem":
@@ -117,6 +117,14 @@ class CannedDynamoDB:
 
     def uninstall(self, client: Any) -> None:
         client.meta.events.unregister("before-send.dynamodb", unique_id=self.UNIQUE_ID)
+
+
+def canned_response(request: Any, status: int, answer: dict[str, Any]) -> Any:
+    """The botocore response DynamoDB would send with ``answer`` (for canned transports' writes)."""
+    from botocore.awsrequest import AWSResponse
+
+    payload, headers = _encoded(answer)
+    return AWSResponse(request.url, status, headers, CannedBody(payload))
 
 
 def _encoded(answer: dict[str, Any]) -> tuple[bytes, dict[str, str]]:
