@@ -78,9 +78,10 @@ class PeerCanned(CannedDynamoDB):
 
     Idempotency tables (``IDEMPOTENCY``: table -> key attribute) are kept: a Put, alone or in a
     transaction, on a record that exists fails (``ReturnValuesOnConditionCheckFailure`` honoured); an
-    Update (``SET``) is applied to the record; a Delete removes it. Every other PutItem and every
-    TransactWriteItems item elsewhere succeeds with an empty answer (parsed, not kept); UpdateItem
-    elsewhere (the rate buckets) and the reads are ``CannedDynamoDB``'s.
+    Update (``SET``) is applied to the record; a Delete removes it; a read that names a record (a
+    keyed call reads its key and its record together) answers it as kept now. Every other PutItem
+    and every TransactWriteItems item elsewhere succeeds with an empty answer (parsed, not kept);
+    UpdateItem elsewhere (the rate buckets) and the other reads are ``CannedDynamoDB``'s.
     """
 
     def __init__(self, tables: dict[str, list[dict[str, Any]]], idempotency: dict[str, str]) -> None:
@@ -91,9 +92,12 @@ class PeerCanned(CannedDynamoDB):
     def __call__(self, request: Any, **kwargs: Any) -> Any:
         target = request.headers["X-Amz-Target"]
         operation = (target.decode() if isinstance(target, bytes) else target).rpartition(".")[2]
-        if operation in self.READS:
-            return super().__call__(request, **kwargs)
         body = request.body if isinstance(request.body, bytes) else str(request.body).encode()
+        if operation in self.READS:
+            asked = json.loads(body)
+            if not set(asked.get("RequestItems") or [asked.get("TableName")]) & set(self.records):
+                return super().__call__(request, **kwargs)
+            return canned_response(request, 200, self._read_records(operation, asked))
         parsed = json.loads(body)
         if operation == "TransactWriteItems":
             return self._transaction(request, parsed["TransactItems"])
@@ -116,6 +120,23 @@ class PeerCanned(CannedDynamoDB):
         elif operation not in ("PutItem", "DeleteItem"):
             return super().__call__(request, **kwargs)  # raises, naming the operation
         return canned_response(request, 200, {})
+
+    def _read_records(self, operation: str, request: dict[str, Any]) -> dict[str, Any]:
+        """A read that names an idempotency record: answered from the tables as they are now."""
+
+        def get(table: str, key: dict[str, Any]) -> dict[str, Any] | None:
+            if table in self.records:
+                return self.records[table].get(_canonical(key))
+            return self._get(table, key)
+
+        if operation == "GetItem":
+            item = get(request["TableName"], request["Key"])
+            return {"Item": item} if item is not None else {}
+        responses = {
+            table: [i for i in (get(table, key) for key in spec["Keys"]) if i is not None]
+            for table, spec in request["RequestItems"].items()
+        }
+        return {"Responses": responses, "UnprocessedKeys": {}}
 
     def _put(self, table: str, item: dict[str, Any]) -> dict[str, Any] | None:
         """Keep ``item`` unless its record exists: then the record, unchanged."""

@@ -7,9 +7,9 @@ hook (botocore still validates, serialises, SigV4-signs, checks the CRC32 and pa
 network is gone):
 
 - toolfront: ``lambda_handler(event, ctx)`` of ``functions/catalogue/app.py`` for
-  ``catalogue.get_product`` with a valid admin key, warm (1 BatchGetItem for key and principal,
-  1 UpdateItem for the rate limit, 1 GetItem for the product), its one Powertools Logger line
-  written to a null stream at INFO;
+  ``catalogue.get_product`` with a valid admin key, warm (1 conditional UpdateItem on the key's
+  item: authentication, liveness, access and the rate limit together; 1 GetItem for the product),
+  its one log line written to a null stream at INFO;
 - baseline: Powertools ``APIGatewayHttpResolver(enable_validation=True)`` serving the same route with
   a pydantic model of the tool's input schema and the same GetItem (no authentication at all);
 - botocore's client-side cost per request, for each request the warm call makes (recorded with its
@@ -58,7 +58,8 @@ def summary(found: dict[str, Any], cold: dict[str, Any]) -> list[str]:
     lines = [
         "rest: DynamoDB requests per call (before-call.dynamodb):"
         f" toolfront warm {counts_text(found['toolfront_warm_requests'])}"
-        f" (actor: {counts_text(found['toolfront_actor_requests'])}, key and principal together);"
+        f" (actor alone: {counts_text(found['toolfront_actor_requests'])}, the key and its owner's"
+        " permissions);"
         f" toolfront first call {counts_text(found['toolfront_first_call_requests'])};"
         f" Powertools {counts_text(found['powertools_requests'])} (it authenticates no one)."
     ]

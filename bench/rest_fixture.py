@@ -52,7 +52,8 @@ OWNER = "events-admin"
 
 
 def bench_tables(event: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
-    """The key of ``event``, its owner with the catalogue permission, and the product it asks for."""
+    """The key of ``event`` (carrying its owner's permissions, as every key stored now does), its
+    owner with the catalogue permission, and the product it asks for."""
     from toolfront.auth.keys import hash_secret, parse_key
 
     parsed = parse_key(event["headers"]["authorization"].split(" ", 1)[1])
@@ -66,10 +67,13 @@ def bench_tables(event: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
         "requires_approval": {"BOOL": False},
         "created_at": {"S": "2026-11-01T09:00:00+00:00"},
         "description": {"S": "bench admin key"},
+        "owner_permissions": {"L": [{"S": "catalogue"}]},
     }
     principal_item = {
         "principal_id": {"S": OWNER},
         "permissions": {"SS": ["catalogue"]},
+        "key_ids": {"SS": [parsed.key_id]},
+        "version": {"N": "1"},
         "updated_at": {"S": "2026-11-01T09:00:00+00:00"},
     }
     product_item = {

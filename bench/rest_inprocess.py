@@ -191,7 +191,7 @@ def _measure(
             lambda h: authenticate(h, source_ip),
             n,
             arg=headers,
-            note=f"{counts_text(found['toolfront_actor_requests'])}: key and principal together",
+            note=f"{counts_text(found['toolfront_actor_requests'])}: the key, with its owner's permissions",
         ),
         Spec(
             "ref_log_line",

@@ -9,12 +9,13 @@ from typing import Any
 from rest_fixture import PRODUCT, FakeContext, counting, event_headers, load_family, log_stream
 
 #: Requests per warm call the subtraction expects (counted with ``before-call.dynamodb``).
-#: Warm: the actor (key and principal in one BatchGetItem), the rate limit's conditional
-#: UpdateItem (since b7c5c0d; no idempotency key is sent, so no claim), the product's GetItem.
-EXPECTED_WARM = {"BatchGetItem": 1, "UpdateItem": 1, "GetItem": 1}
-#: First: the key (GetItem), then its owner (BatchGetItem), the rate limit, the product.
-EXPECTED_FIRST = {"GetItem": 2, "BatchGetItem": 1, "UpdateItem": 1}
-EXPECTED_ACTOR = {"BatchGetItem": 1}
+#: Warm: the key's one conditional UpdateItem (it authenticates, checks the key is live, that it
+#: may call the tool, and spends from its bucket; DESIGN.md section 15), the product's GetItem.
+EXPECTED_WARM = {"UpdateItem": 1, "GetItem": 1}
+#: First: the same (nothing is remembered that would save a request).
+EXPECTED_FIRST = {"UpdateItem": 1, "GetItem": 1}
+#: ``Authenticator.authenticate`` alone (listings, MCP): the key's item, with its owner's permissions.
+EXPECTED_ACTOR = {"GetItem": 1}
 EXPECTED_POWERTOOLS = {"GetItem": 1}
 
 
@@ -33,7 +34,7 @@ def sanity_check(
     found: dict[str, Any] = {}
     bad = {**event, "body": json.dumps({"sku": "-not a sku"})}
 
-    # First call of a fresh handler and authenticator: the key's owner is not known yet.
+    # First call of a fresh handler and authenticator.
     wiring.authenticator.cache_clear()
     fresh = load_family("catalogue")
     lines = io.StringIO()

@@ -72,16 +72,19 @@ def _run_create(args: argparse.Namespace) -> int:
     target = open_target(args)
     now = datetime.now(UTC).replace(microsecond=0)
     with target.reached() as store:
-        key, record = issue_key(
-            store,
-            owner=args.owner,
-            scopes=list(dict.fromkeys(args.scopes)),
-            requires_approval=args.requires_approval,
-            expires_at=None if args.expires_in is None else now + args.expires_in,
-            description=args.description,
-            rate_limit=args.rate_limit,
-            now=now,
-        )
+        try:
+            key, record = issue_key(
+                store,
+                owner=args.owner,
+                scopes=list(dict.fromkeys(args.scopes)),
+                requires_approval=args.requires_approval,
+                expires_at=None if args.expires_in is None else now + args.expires_in,
+                description=args.description,
+                rate_limit=args.rate_limit,
+                now=now,
+            )
+        except ValueError as exc:  # the owner holds as many keys as it may
+            raise CommandError(str(exc)) from None
     target.record(AuditEvent.KEY_CREATED, AuditActor("key", record.key_id, record.owner), "created")
     if args.json:
         described = record.describe()

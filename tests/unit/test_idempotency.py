@@ -7,17 +7,19 @@ import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
 from typing import Any
 
 import boto3
 import pytest
 
-from tests.aws import counting_requests, seed
+from tests.aws import counting_requests, key_store, seed
 from tests.helpers import family
 from toolfront import Registry, Tool, ToolError
 from toolfront.adapters.rest import result_response
 from toolfront.admission.admission import Admission
 from toolfront.admission.idempotency import KEEP_US
+from toolfront.admission.keyed import KeyGate
 from toolfront.auth.authenticator import Authenticator
 from toolfront.auth.keystore import DynamoDBKeyStore
 from toolfront.calls.call import Call, CallResult
@@ -87,9 +89,15 @@ def pipeline(client: Any) -> CallPipeline:
     calls.clear()
     gate.clear()
     registry = Registry.from_modules([family("shop", tools)])
-    authn = Authenticator(DynamoDBKeyStore("KeysTable", "PrincipalsTable", client))
-    admission = Admission("RateLimitsTable", "IdempotencyTable", RateLimits(), client=client)
-    return CallPipeline(registry, authn.authenticate, admission, lease_seconds=2)
+    store = DynamoDBKeyStore("KeysTable", "PrincipalsTable", client)
+    admission = Admission(
+        "RateLimitsTable", "IdempotencyTable", RateLimits(), keys_table="KeysTable", client=client
+    )
+    memory = admission.memory
+    keyed = KeyGate(
+        store, "KeysTable", RateLimits(), memory, idempotency_table="IdempotencyTable", client=client
+    )
+    return CallPipeline(registry, Authenticator(store).authenticate, admission, lease_seconds=2, gate=keyed)
 
 
 @pytest.fixture
@@ -272,14 +280,17 @@ def test_malformed_keys_are_422(pipeline: CallPipeline, key: str, bad: str) -> N
 
 
 def test_requests_per_call_first_three_replay_two(pipeline: CallPipeline, key: str, client: Any) -> None:
-    call(pipeline, key, body={"note": "warm-up"})  # the key's owner is remembered after one call
     with counting_requests(client) as first:
         call(pipeline, key, body={"note": "n", "idempotency_key": "count"})
-    # the actor (key and principal), the units and the claim, the answer
+    # the key (with its owner's permissions) and the record, the units and the claim, the answer
     assert first == ["BatchGetItem", "TransactWriteItems", "UpdateItem"]
     with counting_requests(client) as replay:
-        call(pipeline, key, body={"note": "n", "idempotency_key": "count"})
-    assert replay == ["BatchGetItem", "TransactWriteItems"]
+        again, _ = call(pipeline, key, body={"note": "n", "idempotency_key": "count"})
+    assert again.replayed and replay == ["BatchGetItem"]  # answered from the read
+    with counting_requests(client) as without_key:
+        call(pipeline, key, body={"note": "n"})
+    # the key, its liveness, the tool's access and the units in one write; nothing else of core's
+    assert without_key == ["UpdateItem"]
 
 
 def test_fifty_threads_with_one_key_run_the_handler_once(pipeline: CallPipeline, key: str) -> None:
@@ -340,3 +351,26 @@ def test_an_answer_that_cannot_be_stored_is_still_told_and_never_run_again(
     retried, _ = call(pipeline, key, body={"note": "x", "idempotency_key": "lost"})
     assert retried.error is not None and retried.error.code == "idempotency_outcome_unknown"
     assert len(calls) == 1
+
+
+def test_a_replay_is_answered_from_the_read_spends_nothing_and_comes_after_the_budget(
+    pipeline: CallPipeline,
+) -> None:
+    key = seed("bob", ["shop.*"], permissions=["shop"], rate_limit=2)
+    first, _ = call(pipeline, key, body={"note": "a", "idempotency_key": "once"})
+    assert first.status == 200
+    replayed, _ = call(pipeline, key, body={"note": "a", "idempotency_key": "once"})
+    assert replayed.replayed and replayed.headers["ratelimit"].startswith('"default";r=1;')  # not spent
+    call(pipeline, key, body={"note": "b", "idempotency_key": "twice"})  # the second unit
+    # Over budget: the contract checks the rate limit before idempotency, so no replay now.
+    refused, _ = call(pipeline, key, body={"note": "a", "idempotency_key": "once"})
+    assert refused.status == 429 and not refused.replayed
+    assert len(calls) == 2  # the handler ran once per idempotency key
+
+
+def test_a_revoked_key_with_an_idempotency_key_is_refused_by_the_read(pipeline: CallPipeline) -> None:
+    key = seed("carol", ["shop.*"], permissions=["shop"])
+    call(pipeline, key, body={"note": "a", "idempotency_key": "k"})
+    key_store().revoke_key(key.split("_")[1], datetime.now(UTC))
+    refused, response = call(pipeline, key, body={"note": "a", "idempotency_key": "k"})
+    assert refused.status == 401 and "revoked" in json.loads(response["body"])["error"]["message"]

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from toolfront.adapters.http import Event, Response
 from toolfront.adapters.rest import RestAdapter, result_response
 from toolfront.admission.admission import Admission
+from toolfront.admission.keyed import KeyGate
 from toolfront.approvals.approvers import ApproverSignIn
 from toolfront.approvals.decisions import Decisions
 from toolfront.approvals.desk import ApprovalDesk
@@ -62,9 +63,28 @@ def authenticator() -> Authenticator:
 
 @cache
 def admission() -> Admission:
-    """The process's admission (its memory of buckets lives as long as the process)."""
+    """The process's admission (its memory of buckets lives as long as the process); keys' buckets
+    are kept on their items, so a keyed call's one request spends from them (``key_gate``)."""
     settings = current()
-    return Admission(settings.rate_limits_table, settings.idempotency_table, settings.limits)
+    return Admission(
+        settings.rate_limits_table,
+        settings.idempotency_table,
+        settings.limits,
+        keys_table=settings.keys_table,
+    )
+
+
+@cache
+def key_gate() -> KeyGate:
+    """Keyed calls' one request (sharing the admission's memory of buckets)."""
+    settings = current()
+    return KeyGate(
+        key_store(),
+        settings.keys_table,
+        settings.limits,
+        admission().memory,
+        idempotency_table=settings.idempotency_table,
+    )
 
 
 @cache
@@ -134,6 +154,7 @@ def pipeline_for(registry: Registry) -> CallPipeline:
         batch_confirm_items=settings.batch_confirm_items,
         lease_seconds=settings.idempotency_lease_seconds,
         audit=audit_log(),
+        gate=key_gate(),
     )
 
 
@@ -186,9 +207,10 @@ def reset() -> None:
     Pipelines need no forgetting: each handler rebuilds its own when the settings object changes.
     """
     current.cache_clear()
-    for built in (key_store, authenticator, admission, audit_log, approval_store, workflow, sign_in_facade):
+    for built in (key_store, authenticator, admission, key_gate, audit_log, approval_store, workflow):
         built.cache_clear()
     approver_sign_in.cache_clear()
+    sign_in_facade.cache_clear()
 
 
 class FamilyHandler:

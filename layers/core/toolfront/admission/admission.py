@@ -1,10 +1,14 @@
 """Admission: the rate-limit decision and the idempotency claim, in one DynamoDB request.
 
-A call without an idempotency key spends its units with one conditional UpdateItem. A call with
-one spends them and claims its record in one TransactWriteItems, so a first call costs the actor
-read, this write and the answer's write (3 requests), and a replay the actor read and this write
-(2): the lost claim brings the stored answer back (``ReturnValuesOnConditionCheckFailure``), and the
-bucket is left untouched (a replay spends nothing).
+A call without an idempotency key spends its units with one conditional UpdateItem (a keyed one
+does so while it authenticates: ``admission.keyed``). A call with one spends them and claims its
+record in one TransactWriteItems, so a first call costs the actor read, this write and the answer's
+write (3 requests), and a replay the actor read and this write (2): the lost claim brings the stored
+answer back (``ReturnValuesOnConditionCheckFailure``), and the bucket is left untouched (a replay
+spends nothing).
+
+A key's bucket is kept on the key's item (``keys_table``), written on condition that the key is
+still live, so a key revoked since it was read is refused here too.
 """
 
 from __future__ import annotations
@@ -18,15 +22,18 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from toolfront.admission.idempotency import Claim, Replay, outcome_of_conflict
+from toolfront.admission.keyed import KeyRead, dead_key, key_bucket
 from toolfront.admission.ratelimit import (
     WINDOW_US,
+    BucketItem,
     BucketMemory,
     BucketWrite,
     Form,
     RateDecision,
     bucket_id,
+    over_budget,
 )
-from toolfront.auth.actors import Actor
+from toolfront.auth.actors import Actor, ActorKind
 from toolfront.aws import bodies, dynamodb
 from toolfront.aws import clients as aws
 from toolfront.errors import RateLimitedError, StoreUnavailableError, TooManyPendingApprovalsError
@@ -59,22 +66,34 @@ class Admission:
         idempotency_table: str,
         limits: RateLimits,
         *,
+        keys_table: str | None = None,
         client: Any = None,
         memory: BucketMemory | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self._rate_table = rate_table
+        self._keys_table = keys_table  # None: keys' buckets are items of the rate table too
         self._idempotency_table = idempotency_table
         self._limits = limits
         self._client = client
         self._memory = memory or BucketMemory()
         self._sleep = sleep
 
-    def admit(self, actor: Actor, cost: int, claim: Claim | None, *, source_ip: str = "") -> Admitted:
+    def admit(
+        self,
+        actor: Actor,
+        cost: int,
+        claim: Claim | None,
+        *,
+        source_ip: str = "",
+        read: KeyRead | None = None,
+    ) -> Admitted:
         """Decide; raises ``RateLimitedError`` (429), an idempotency conflict (409/422) or 503.
 
         A keyless caller's address pays too, from a guard bucket of its own: invented session
-        tokens each get a fresh bucket, the address they come from does not.
+        tokens each get a fresh bucket, the address they come from does not. ``read``: the key's
+        item and the claim's record as the call read them (``KeyGate.read``); a record there that
+        the claim cannot take is answered from the read, with no write.
         """
         if not actor.authenticated and source_ip:
             self._spend_guard(source_ip, cost)
@@ -87,18 +106,36 @@ class Admission:
                 details={"cost": cost, "limit": limit},
                 headers=never.headers(),
             )
+        if (
+            claim is not None
+            and read is not None
+            and read.record is not None
+            and not claim.takes(read.record)
+        ):
+            return self._answer_from(write, claim, read)
         try:
-            return self._decide(write, claim)
+            return self._decide(write, claim, self._item_of(actor, write.bucket))
         except StoreUnavailableError:
             if self._limits.fail_open and claim is None:
                 return Admitted(None)
             raise
 
+    @property
+    def memory(self) -> BucketMemory:
+        """What this process saw of its buckets (shared with ``KeyGate``, which spends from keys')."""
+        return self._memory
+
+    def _item_of(self, actor: Actor, bucket: str) -> BucketItem:
+        if actor.kind is ActorKind.KEY and self._keys_table is not None:
+            return key_bucket(self._keys_table, actor.id)
+        return BucketItem(self._rate_table, {"pk": {"S": bucket}})
+
     def _spend_guard(self, source_ip: str, cost: int) -> None:
         limit = self._limits.public_ip_guard_per_minute
-        write = self._memory.plan(f"{GUARD_PREFIX}{source_ip}", limit, min(cost, limit))
+        bucket = f"{GUARD_PREFIX}{source_ip}"
+        write = self._memory.plan(bucket, limit, min(cost, limit))
         try:
-            self._decide(write, None)
+            self._decide(write, None, BucketItem(self._rate_table, {"pk": {"S": bucket}}))
         except StoreUnavailableError:
             if not self._limits.fail_open:
                 raise
@@ -132,21 +169,16 @@ class Admission:
                 headers={"retry-after": str(wait)},
             ) from None
 
-    def _decide(self, write: BucketWrite, claim: Claim | None) -> Admitted:
+    def _decide(self, write: BucketWrite, claim: Claim | None, item: BucketItem) -> Admitted:
         for attempt in range(_ATTEMPTS):
             outcome: Admitted | RateDecision | Form | None = (
-                self._write_bucket(write) if claim is None else self._write_both(write, claim)
+                self._write_bucket(write, item) if claim is None else self._write_both(write, claim, item)
             )
             if isinstance(outcome, Admitted):
                 return outcome
             if isinstance(outcome, RateDecision):  # refused
                 self._memory.remember(write.bucket, write.now_us + WINDOW_US)  # busy: drain next time
-                raise RateLimitedError(
-                    f"over the rate limit of {write.limit} units per minute; "
-                    f"retry after {outcome.retry_after} s",
-                    details={"limit": write.limit, "cost": write.cost, "retry_after": outcome.retry_after},
-                    headers=outcome.headers(),
-                )
+                raise over_budget(write, outcome)
             if outcome is None:  # a transaction conflict: back off a little, same plan
                 self._sleep(random.uniform(0.005, 0.02) * (attempt + 1))
                 write = BucketWrite(
@@ -156,35 +188,46 @@ class Admission:
                 write = BucketWrite(outcome, write.bucket, write.limit, write.cost, self._memory.clock_us())
         raise StoreUnavailableError("the rate limit could not be decided; retry shortly")
 
-    def _write_bucket(self, write: BucketWrite) -> Admitted | RateDecision | Form:
-        request = write.update(self._rate_table)
+    def _write_bucket(self, write: BucketWrite, item: BucketItem) -> Admitted | RateDecision | Form:
+        request = write.update(item)
         try:
             answer = dynamodb.call(self.client, "update_item", **request, ReturnValues="UPDATED_NEW")
         except dynamodb.ConditionFailedError as failed:
-            return write.after_failure(failed.item)
+            return self._after_failure(write, item, failed.item)
         tat = int(answer["Attributes"]["tat"]["N"])
         self._memory.remember(write.bucket, tat)
         return Admitted(write.admitted(tat))
 
-    def _write_both(self, write: BucketWrite, claim: Claim) -> Admitted | RateDecision | Form | None:
-        items = [{"Update": write.update(self._rate_table)}, {"Put": claim.put(self._idempotency_table)}]
+    def _after_failure(
+        self, write: BucketWrite, item: BucketItem, old: dict[str, Any] | None
+    ) -> RateDecision | Form:
+        if not item.expires:  # a key's item: the key may have died since it was read
+            refusal = dead_key(old, write.now_us)
+            if refusal is not None:
+                raise refusal
+        return write.after_failure(old)
+
+    def _write_both(
+        self, write: BucketWrite, claim: Claim, item: BucketItem
+    ) -> Admitted | RateDecision | Form | None:
+        items = [{"Update": write.update(item)}, {"Put": claim.put(self._idempotency_table)}]
         try:
             dynamodb.call(self.client, "transact_write_items", TransactItems=items)
         except dynamodb.TransactionCanceledError as canceled:
-            return self._after_cancellation(write, claim, canceled.reasons)
+            return self._after_cancellation(write, claim, item, canceled.reasons)
         tat = write.now_us + write.increment_us if write.form is Form.FILL else None
         if tat is not None:
             self._memory.remember(write.bucket, tat)
         return Admitted(write.admitted(tat))
 
     def _after_cancellation(
-        self, write: BucketWrite, claim: Claim, reasons: list[dict[str, Any]]
+        self, write: BucketWrite, claim: Claim, item: BucketItem, reasons: list[dict[str, Any]]
     ) -> Admitted | RateDecision | Form | None:
         bucket, record = reasons
         if "TransactionConflict" in (bucket.get("Code"), record.get("Code")):
             return None
         rate = (
-            write.after_failure(bucket.get("Item"))
+            self._after_failure(write, item, bucket.get("Item"))
             if bucket.get("Code") == "ConditionalCheckFailed"
             else None
         )
@@ -197,6 +240,18 @@ class Admission:
         if rate is not None:
             return rate  # only the bucket's form was wrong
         raise StoreUnavailableError("the call could not be admitted; retry shortly")
+
+    def _answer_from(self, write: BucketWrite, claim: Claim, read: KeyRead) -> Admitted:
+        """The claim's record exists: the answer the failed claim would have had, from the read
+        (over budget first, as the transaction says it; a replay spends nothing)."""
+        found = write.after_failure(read.bucket)
+        if isinstance(found, RateDecision):
+            raise over_budget(write, found)
+        parts = partial(bodies.read_parts, self.client, self._idempotency_table, "pk", claim.record_id)
+        replay = outcome_of_conflict(claim, read.record or {}, parts)  # raises 409 / 422
+        tat = int(read.bucket["tat"]["N"]) if "tat" in read.bucket else None
+        self._memory.remember(write.bucket, tat or write.now_us)
+        return Admitted(self._estimate(write), replay)
 
     def _estimate(self, write: BucketWrite) -> RateDecision:
         """What the headers of a replay report: the bucket as this process last saw it (nothing spent)."""

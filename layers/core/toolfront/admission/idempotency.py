@@ -85,6 +85,13 @@ def fingerprint(tool: str, arguments: Mapping[str, Any]) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def record_id(scope: str, tool: str, key: str) -> str:
+    """The record of ``key`` for the actor ``scope`` and ``tool``."""
+    # the key is hashed: it is the caller's string, possibly long, never needed back
+    digest = hashlib.sha256(key.encode("utf-8")).hexdigest()
+    return f"{scope}#{tool}#{digest}"
+
+
 @dataclass(frozen=True, slots=True)
 class Claim:
     """One call's claim on an idempotency record."""
@@ -99,9 +106,11 @@ class Claim:
 
     @property
     def record_id(self) -> str:
-        # the key is hashed: it is the caller's string, possibly long, never needed back
-        digest = hashlib.sha256(self.key.encode("utf-8")).hexdigest()
-        return f"{self.scope}#{self.tool}#{digest}"
+        return record_id(self.scope, self.tool, self.key)
+
+    def takes(self, old: dict[str, Any]) -> bool:
+        """Whether this claim's ``put`` would take the record ``old`` (kept longer than 24 h)."""
+        return int(old.get("created_us", {}).get("N", "0")) < self.now_us - KEEP_US
 
     @property
     def expires_epoch(self) -> int:

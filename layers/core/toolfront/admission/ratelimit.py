@@ -11,6 +11,10 @@ busy one (condition ``now < tat <= now + 60 s - cost``: ``SET tat = tat + cost``
 guessed from the last ``tat`` this process saw; a wrong guess fails with the old item attached
 (``ReturnValuesOnConditionCheckFailure``), which says which form applies or that the call is over
 budget, so no read is ever needed and concurrent callers can never over-spend.
+
+Most buckets are items of their own in the rate-limit table, which expire when idle. An API key's
+bucket is kept on the key's own item instead, so that one write authenticates the call and spends
+from its bucket together (``admission.keyed``); that write carries the key's conditions too.
 """
 
 from __future__ import annotations
@@ -18,12 +22,13 @@ from __future__ import annotations
 import math
 import time
 from collections import OrderedDict
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
 from toolfront.auth.actors import Actor
+from toolfront.errors import RateLimitedError
 
 WINDOW_US = 60_000_000  # the bucket holds one minute's limit
 _SEEN_BUCKETS = 4096
@@ -59,6 +64,21 @@ class RateDecision:
 
 
 @dataclass(frozen=True, slots=True)
+class BucketItem:
+    """The item a bucket's ``tat`` is kept on, and what else its write must hold.
+
+    ``expires``: the item is the bucket's alone, so it carries a TTL (a key's item never does);
+    ``condition`` and ``values``: what must hold besides the bucket's room (a key's liveness).
+    """
+
+    table: str
+    key: dict[str, Any]
+    expires: bool = True
+    condition: str = ""
+    values: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
 class BucketWrite:
     """One planned conditional write on a bucket."""
 
@@ -76,26 +96,26 @@ class BucketWrite:
     def increment_us(self) -> int:
         return self.cost * self.interval_us
 
-    def update(self, table: str) -> dict[str, Any]:
-        """The UpdateItem parameters (also usable inside TransactWriteItems)."""
-        expires = (self.now_us + WINDOW_US + self.increment_us) // 1_000_000 + 60
-        values: dict[str, Any] = {
-            ":now": {"N": str(self.now_us)},
-            ":inc": {"N": str(self.increment_us)},
-            ":exp": {"N": str(expires)},
-        }
+    def update(self, item: BucketItem) -> dict[str, Any]:
+        """The UpdateItem parameters on ``item`` (also usable inside TransactWriteItems)."""
+        values: dict[str, Any] = {**item.values, ":now": {"N": str(self.now_us)}}
         if self.form is Form.FILL:
-            expression = "SET tat = :next, expires_at_epoch = :exp"
-            condition = "attribute_not_exists(tat) OR tat <= :now"
+            expression = "SET tat = :next"
+            condition = "(attribute_not_exists(tat) OR tat <= :now)"
             values[":next"] = {"N": str(self.now_us + self.increment_us)}
-            del values[":inc"]
         else:
-            expression = "SET tat = tat + :inc, expires_at_epoch = :exp"
+            expression = "SET tat = tat + :inc"
             condition = "tat > :now AND tat <= :upper"
+            values[":inc"] = {"N": str(self.increment_us)}
             values[":upper"] = {"N": str(self.now_us + WINDOW_US - self.increment_us)}
+        if item.expires:
+            expression += ", expires_at_epoch = :exp"
+            values[":exp"] = {"N": str((self.now_us + WINDOW_US + self.increment_us) // 1_000_000 + 60)}
+        if item.condition:
+            condition = f"{item.condition} AND {condition}"
         return {
-            "TableName": table,
-            "Key": {"pk": {"S": self.bucket}},
+            "TableName": item.table,
+            "Key": item.key,
             "UpdateExpression": expression,
             "ConditionExpression": condition,
             "ExpressionAttributeValues": values,
@@ -117,6 +137,15 @@ class BucketWrite:
         retry_us = old + self.increment_us - WINDOW_US - self.now_us
         refused = _decision(False, self.limit, old, self.now_us, self.interval_us)
         return RateDecision(False, self.limit, refused.remaining, refused.reset_seconds, _seconds(retry_us))
+
+
+def over_budget(write: BucketWrite, refused: RateDecision) -> RateLimitedError:
+    """The 429 of a call its bucket has no room for."""
+    return RateLimitedError(
+        f"over the rate limit of {write.limit} units per minute; retry after {refused.retry_after} s",
+        details={"limit": write.limit, "cost": write.cost, "retry_after": refused.retry_after},
+        headers=refused.headers(),
+    )
 
 
 def _decision(allowed: bool, limit: int, tat: int, now: int, interval: int) -> RateDecision:

@@ -105,8 +105,7 @@ class ApprovedCallRunner:
             record = self._keys.get_key(requester.id)
             if record is None or not record.usable_at(self._clock()):
                 raise UnauthenticatedError("the requester's key was revoked or expired before the call ran")
-            principals = self._keys.get_principals([record.owner])
-            actor = actor_for_key(record, principals[0] if principals else None)
+            actor = actor_for_key(record, self._keys.owner_permissions(record))
         elif requester.kind == ActorKind.COGNITO:
             groups = self._keys.get_principals(list(requester.groups))
             actor = Actor(

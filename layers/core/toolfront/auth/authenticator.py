@@ -1,13 +1,13 @@
 """Authentication: the credentials of a request become an Actor (or a 401).
 
-A key is checked against the key table and its owner's permissions are read live, both in one
-DynamoDB request once the key's owner is known (a key's owner never changes, so it is remembered
-per process; revocation, expiry and permissions are still read on every call).
+A key is one item of the key table, read on every call: its revocation, expiry and its copy of the
+owner's permissions (kept true by grants and revokes, ``auth.keystore``) are live. A tool call with
+a key does better still: ``admission.keyed`` authenticates it with its rate-limit write, and uses
+``live_key`` below to tell why a refused one was refused.
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 
@@ -15,6 +15,7 @@ from toolfront.auth.actors import Actor, ActorKind
 from toolfront.auth.cognito import CognitoVerifier
 from toolfront.auth.keys import (
     KeyRecord,
+    ParsedKey,
     PrincipalRecord,
     hash_secret,
     looks_like_key,
@@ -24,9 +25,7 @@ from toolfront.auth.keys import (
 from toolfront.auth.keystore import KeyStore
 from toolfront.errors import UnauthenticatedError
 
-OWNER_CACHE_SIZE = 4096
-_INVALID_KEY = "the API key is not valid"
-_NO_OWNER = "\x00no-owner"  # a principal id no principal has (ids are lowercase words)
+INVALID_KEY = "the API key is not valid"
 _NO_HASH = hash_secret("\x00no-secret")  # compared against when the key id is unknown
 
 
@@ -42,14 +41,30 @@ def presented_credential(headers: Mapping[str, str]) -> str | None:
     return api_key.strip() if api_key is not None else None
 
 
-def actor_for_key(record: KeyRecord, principal: PrincipalRecord | None) -> Actor:
+def live_key(parsed: ParsedKey, record: KeyRecord | None, now: datetime) -> KeyRecord:
+    """``record`` when the presented secret is its own and the key is live; else the 401 that applies.
+
+    The hash is compared in constant time, and an unknown id compares against a hash too, so a
+    refusal takes as long whatever the reason: key ids cannot be probed by timing.
+    """
+    matches = secret_matches(parsed.secret, record.secret_hash if record else _NO_HASH)
+    if record is None or not matches:
+        raise UnauthenticatedError(INVALID_KEY)
+    if record.revoked_at is not None:
+        raise UnauthenticatedError("this API key has been revoked")
+    if not record.usable_at(now):
+        raise UnauthenticatedError("this API key has expired")
+    return record
+
+
+def actor_for_key(record: KeyRecord, permissions: frozenset[str]) -> Actor:
     """The actor of a live key: its scopes, its owner's permissions now, its own bucket and approval rule."""
     return Actor(
         ActorKind.KEY,
         record.key_id,
         principal=record.owner,
         scopes=record.scopes,
-        permissions=principal.permissions if principal else frozenset(),
+        permissions=permissions,
         requires_approval=record.requires_approval,
         rate_limit=record.rate_limit,
     )
@@ -72,7 +87,6 @@ class Authenticator:
         self._store = store
         self._cognito = cognito
         self._clock = clock
-        self._owners: OrderedDict[str, str] = OrderedDict()
 
     def authenticate(self, headers: Mapping[str, str], source_ip: str) -> Actor:
         credential = presented_credential(headers)
@@ -81,41 +95,15 @@ class Authenticator:
         if looks_like_key(credential):
             return self._key_actor(credential)
         if self._cognito is None:
-            raise UnauthenticatedError(_INVALID_KEY)
+            raise UnauthenticatedError(INVALID_KEY)
         return self._cognito_actor(credential)
 
     def _key_actor(self, presented: str) -> Actor:
         parsed = parse_key(presented)
         if parsed is None:
-            raise UnauthenticatedError(_INVALID_KEY)
-        # An unknown key id takes the path of a known one (the same requests, the same hash
-        # comparison), so its refusal takes as long as a wrong secret's: ids cannot be probed.
-        owner = self._owners.get(parsed.key_id)
-        if owner is not None:
-            record, principal = self._store.get_key_and_principal(parsed.key_id, owner or _NO_OWNER)
-            if record is not None and record.owner != owner:  # created since it was probed
-                principals = self._store.get_principals([record.owner])
-                principal = principals[0] if principals else None
-        else:
-            record = self._store.get_key(parsed.key_id)
-            principals = self._store.get_principals([record.owner if record else _NO_OWNER])
-            principal = principals[0] if principals else None
-        matches = secret_matches(parsed.secret, record.secret_hash if record else _NO_HASH)
-        # Remembered whatever the secret (an owner is no secret): next time one request, for all.
-        self._remember_owner(parsed.key_id, record.owner if record else "")
-        if record is None or not matches:
-            raise UnauthenticatedError(_INVALID_KEY)
-        if record.revoked_at is not None:
-            raise UnauthenticatedError("this API key has been revoked")
-        if not record.usable_at(self._clock()):
-            raise UnauthenticatedError("this API key has expired")
-        return actor_for_key(record, principal)
-
-    def _remember_owner(self, key_id: str, owner: str) -> None:
-        self._owners[key_id] = owner
-        self._owners.move_to_end(key_id)
-        if len(self._owners) > OWNER_CACHE_SIZE:
-            self._owners.popitem(last=False)
+            raise UnauthenticatedError(INVALID_KEY)
+        record = live_key(parsed, self._store.get_key(parsed.key_id), self._clock())
+        return actor_for_key(record, self._store.owner_permissions(record))
 
     def _cognito_actor(self, token: str) -> Actor:
         assert self._cognito is not None

@@ -67,6 +67,9 @@ class KeyRecord:
     revoked_at: datetime | None = None
     description: str = ""
     rate_limit: int | None = None  # units per minute; None: the audience default
+    # The owner's permissions as the key item carries them (grants and revokes update every key of
+    # the owner in the same transaction); None on a key stored before keys carried them.
+    owner_permissions: frozenset[str] | None = None
 
     def usable_at(self, now: datetime) -> bool:
         if self.revoked_at is not None:
@@ -90,10 +93,13 @@ class KeyRecord:
 
 @dataclass(frozen=True, slots=True)
 class PrincipalRecord:
-    """An owner of keys (or a Cognito group) and the permissions it holds."""
+    """An owner of keys (or a Cognito group), the permissions it holds, and the keys that carry a copy
+    of them (``version`` counts the changes, so a change made from a stale read is refused)."""
 
     principal_id: str
     permissions: frozenset[str]
+    key_ids: frozenset[str] = frozenset()
+    version: int = 0
 
 
 def _rfc3339(moment: datetime | None) -> str | None:

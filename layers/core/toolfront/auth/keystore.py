@@ -1,19 +1,42 @@
 """Keys and principals in DynamoDB: the reads every call makes and the writes the CLI makes.
 
-The DynamoDB class only converts items and translates ``ClientError``s; when keys expire, how
-secrets are hashed and which owner a key has are decided above it (keys.py, authn.py).
+Each key's item carries a copy of its owner's permissions, so a keyed call reads one item (and
+spends from it: ``admission.keyed``). The copies are kept true by transactions: the principal's item
+lists its keys (``key_ids``) and counts its changes (``version``); a grant or revoke rewrites the
+principal and every key it lists in one ``TransactWriteItems`` conditional on the version it read,
+and a new key is written with the permissions it read in one conditional on that version too. So
+no change is half-applied and none is lost to a race; a conflicting change is retried.
+
+When keys expire, how secrets are hashed and which owner a key has are decided above this module
+(keys.py, authenticator.py); item shapes are keyitems.py's.
 """
 
 from __future__ import annotations
 
 import abc
+from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
+from toolfront.auth.keyitems import (
+    OWNER_PERMISSIONS,
+    iso,
+    key_from_item,
+    key_key,
+    key_to_item,
+    permission_list,
+    principal_from_item,
+    principal_key,
+)
 from toolfront.auth.keys import KeyRecord, PrincipalRecord, generate_key, hash_secret, parse_key
 from toolfront.aws import clients as aws
 from toolfront.aws import dynamodb
-from toolfront.errors import NotFoundError
+from toolfront.errors import NotFoundError, StoreUnavailableError
+
+#: A grant writes the principal and each of its keys in one transaction (at most 100 items).
+MAX_KEYS_PER_OWNER = 99
+_ATTEMPTS = 8  # a change that raced another is read again and retried; races are rare
 
 
 class KeyStore(abc.ABC):
@@ -23,17 +46,19 @@ class KeyStore(abc.ABC):
     def get_key(self, key_id: str) -> KeyRecord | None: ...
 
     @abc.abstractmethod
-    def get_key_and_principal(
-        self, key_id: str, principal_id: str
-    ) -> tuple[KeyRecord | None, PrincipalRecord | None]:
-        """Both records in one request (the caller knows the key's owner already)."""
-
-    @abc.abstractmethod
     def get_principals(self, principal_ids: list[str]) -> list[PrincipalRecord]: ...
 
+    def owner_permissions(self, record: KeyRecord) -> frozenset[str]:
+        """The permissions a key's owner holds now: the key's copy, or (a key stored before keys
+        carried one) the principal's item."""
+        if record.owner_permissions is not None:
+            return record.owner_permissions
+        found = self.get_principals([record.owner])
+        return found[0].permissions if found else frozenset()
+
     @abc.abstractmethod
-    def put_key(self, record: KeyRecord) -> None:
-        """Store a new key; refuses to overwrite one with the same id."""
+    def put_key(self, record: KeyRecord) -> KeyRecord:
+        """Store a new key with its owner's permissions (answered); refuses an id already taken."""
 
     @abc.abstractmethod
     def list_keys(self) -> list[KeyRecord]: ...
@@ -61,50 +86,36 @@ class DynamoDBKeyStore(KeyStore):
         self._principals_table = principals_table
         self._client = client
 
+    @property
+    def keys_table(self) -> str:
+        return self._keys_table
+
     def get_key(self, key_id: str) -> KeyRecord | None:
         found = dynamodb.call(
-            self.client, "get_item", TableName=self._keys_table, Key=_key_key(key_id), ConsistentRead=True
+            self.client, "get_item", TableName=self._keys_table, Key=key_key(key_id), ConsistentRead=True
         )
-        return _key_from_item(found["Item"]) if "Item" in found else None
-
-    def get_key_and_principal(
-        self, key_id: str, principal_id: str
-    ) -> tuple[KeyRecord | None, PrincipalRecord | None]:
-        request = {
-            self._keys_table: {"Keys": [_key_key(key_id)], "ConsistentRead": True},
-            self._principals_table: {"Keys": [_principal_key(principal_id)], "ConsistentRead": True},
-        }
-        answer = dynamodb.call(self.client, "batch_get_item", RequestItems=request)
-        found = answer.get("Responses", {})
-        if answer.get("UnprocessedKeys"):  # throttled part of the batch: read the rest one by one
-            return self.get_key(key_id), self._get_principal(principal_id)
-        keys = found.get(self._keys_table, [])
-        principals = found.get(self._principals_table, [])
-        return (
-            _key_from_item(keys[0]) if keys else None,
-            _principal_from_item(principals[0]) if principals else None,
-        )
+        return key_from_item(found["Item"]) if "Item" in found else None
 
     def _get_principal(self, principal_id: str) -> PrincipalRecord | None:
         found = dynamodb.call(
             self.client,
             "get_item",
             TableName=self._principals_table,
-            Key=_principal_key(principal_id),
+            Key=principal_key(principal_id),
             ConsistentRead=True,
         )
-        return _principal_from_item(found["Item"]) if "Item" in found else None
+        return principal_from_item(found["Item"]) if "Item" in found else None
 
     def get_principals(self, principal_ids: list[str]) -> list[PrincipalRecord]:
         unique = sorted(set(principal_ids))[:100]  # BatchGetItem reads at most 100 keys
         if not unique:
             return []
         request = {
-            self._principals_table: {"Keys": [_principal_key(p) for p in unique], "ConsistentRead": True}
+            self._principals_table: {"Keys": [principal_key(p) for p in unique], "ConsistentRead": True}
         }
         answer = dynamodb.call(self.client, "batch_get_item", RequestItems=request)
         records = [
-            _principal_from_item(item) for item in answer.get("Responses", {}).get(self._principals_table, [])
+            principal_from_item(item) for item in answer.get("Responses", {}).get(self._principals_table, [])
         ]
         unprocessed = answer.get("UnprocessedKeys", {}).get(self._principals_table, {}).get("Keys", [])
         for key in unprocessed:
@@ -113,122 +124,143 @@ class DynamoDBKeyStore(KeyStore):
                 records.append(record)
         return records
 
-    def put_key(self, record: KeyRecord) -> None:
-        dynamodb.call(
-            self.client,
-            "put_item",
-            TableName=self._keys_table,
-            Item=_key_to_item(record),
-            ConditionExpression="attribute_not_exists(key_id)",
-        )
+    def put_key(self, record: KeyRecord) -> KeyRecord:
+        for _ in range(_ATTEMPTS):
+            owner = self._get_principal(record.owner) or PrincipalRecord(record.owner, frozenset())
+            if len(owner.key_ids) >= MAX_KEYS_PER_OWNER:
+                raise ValueError(
+                    f"{record.owner!r} already has {len(owner.key_ids)} keys, the most one owner may "
+                    "hold (a grant updates them all at once); revoke one first"
+                )
+            stored = replace(record, owner_permissions=owner.permissions)
+            put = {
+                "TableName": self._keys_table,
+                "Item": key_to_item(stored),
+                "ConditionExpression": "attribute_not_exists(key_id)",
+            }
+            linked = self._principal_change(
+                owner, record.created_at, {":key": {"SS": [record.key_id]}}, clauses="ADD key_ids :key"
+            )
+            try:
+                dynamodb.call(
+                    self.client, "transact_write_items", TransactItems=[{"Put": put}, {"Update": linked}]
+                )
+            except dynamodb.TransactionCanceledError as canceled:
+                if canceled.reasons and canceled.reasons[0].get("Code") == "ConditionalCheckFailed":
+                    raise ValueError(f"a key with id {record.key_id!r} exists already") from None
+                continue  # the owner changed meanwhile: read it again
+            return stored
+        raise StoreUnavailableError("the key could not be stored (its owner kept changing); retry")
 
     def list_keys(self) -> list[KeyRecord]:
         records: list[KeyRecord] = []
         request: dict[str, Any] = {"TableName": self._keys_table, "ConsistentRead": True}
         while True:
             page = dynamodb.call(self.client, "scan", **request)
-            records.extend(_key_from_item(item) for item in page.get("Items", []))
+            records.extend(key_from_item(item) for item in page.get("Items", []))
             if "LastEvaluatedKey" not in page:
                 break
             request["ExclusiveStartKey"] = page["LastEvaluatedKey"]
         return sorted(records, key=lambda r: (r.owner, r.created_at, r.key_id))
 
     def revoke_key(self, key_id: str, at: datetime) -> KeyRecord:
-        try:
-            answer = dynamodb.call(
-                self.client,
-                "update_item",
-                TableName=self._keys_table,
-                Key=_key_key(key_id),
-                UpdateExpression="SET revoked_at = if_not_exists(revoked_at, :at)",
-                ConditionExpression="attribute_exists(key_id)",
-                ExpressionAttributeValues={":at": {"S": _iso(at)}},
-                ReturnValues="ALL_OLD",
-            )
-        except dynamodb.ConditionFailedError:
-            raise NotFoundError(f"no key with id {key_id!r}") from None
-        return _key_from_item(answer["Attributes"])
+        record = self.get_key(key_id)
+        if record is None:
+            raise NotFoundError(f"no key with id {key_id!r}")
+        revoke = {
+            "TableName": self._keys_table,
+            "Key": key_key(key_id),
+            "UpdateExpression": "SET revoked_at = if_not_exists(revoked_at, :at)",
+            "ConditionExpression": "attribute_exists(key_id)",
+            "ExpressionAttributeValues": {":at": {"S": iso(at)}},
+        }
+        if record.owner_permissions is None:  # a key no principal lists: nothing else to change
+            dynamodb.call(self.client, "update_item", **revoke)
+            return record
+        # The owner stops listing it (and its version moves, so a grant read before this retries).
+        unlink = {
+            "TableName": self._principals_table,
+            "Key": principal_key(record.owner),
+            "UpdateExpression": "DELETE key_ids :key SET version = if_not_exists(version, :zero) + :one",
+            "ExpressionAttributeValues": {":key": {"SS": [key_id]}, ":zero": {"N": "0"}, ":one": {"N": "1"}},
+        }
+        dynamodb.call(
+            self.client, "transact_write_items", TransactItems=[{"Update": revoke}, {"Update": unlink}]
+        )
+        return record
 
     def grant(self, principal_id: str, permissions: list[str], at: datetime) -> PrincipalRecord:
-        return self._change_permissions("ADD", principal_id, permissions, at)
+        return self._change_permissions(principal_id, lambda held: held | frozenset(permissions), at)
 
     def revoke_permissions(self, principal_id: str, permissions: list[str], at: datetime) -> PrincipalRecord:
-        return self._change_permissions("DELETE", principal_id, permissions, at)
+        return self._change_permissions(principal_id, lambda held: held - frozenset(permissions), at)
 
     def _change_permissions(
-        self, verb: str, principal_id: str, permissions: list[str], at: datetime
+        self, principal_id: str, change: Callable[[frozenset[str]], frozenset[str]], at: datetime
     ) -> PrincipalRecord:
-        answer = dynamodb.call(
-            self.client,
-            "update_item",
-            TableName=self._principals_table,
-            Key=_principal_key(principal_id),
-            UpdateExpression=f"SET updated_at = :at {verb} #permissions :p",
-            ExpressionAttributeNames={"#permissions": "permissions"},  # a reserved word
-            ExpressionAttributeValues={":at": {"S": _iso(at)}, ":p": {"SS": sorted(set(permissions))}},
-            ReturnValues="ALL_NEW",
-        )
-        return _principal_from_item(answer["Attributes"])
+        """The principal's new permissions and every copy of them on its keys, in one transaction
+        conditional on the principal's version (a key gone from the table is dropped from its list)."""
+        gone: set[str] = set()
+        for _ in range(_ATTEMPTS):
+            principal = self._get_principal(principal_id) or PrincipalRecord(principal_id, frozenset())
+            held = frozenset(change(principal.permissions))
+            keys = sorted(principal.key_ids - gone)
+            values: dict[str, Any] = {":permissions": {"SS": sorted(held)}} if held else {}
+            clauses = "" if held else "REMOVE #permissions"
+            if gone & principal.key_ids:
+                clauses += " DELETE key_ids :gone"
+                values[":gone"] = {"SS": sorted(gone & principal.key_ids)}
+            sets = ("#permissions = :permissions",) if held else ()
+            update = self._principal_change(principal, at, values, sets=sets, clauses=clauses.strip())
+            update["ExpressionAttributeNames"] = {"#permissions": "permissions"}  # a reserved word
+            copies = [
+                {
+                    "Update": {
+                        "TableName": self._keys_table,
+                        "Key": key_key(key_id),
+                        "UpdateExpression": f"SET {OWNER_PERMISSIONS} = :permissions",
+                        "ConditionExpression": "attribute_exists(key_id)",
+                        "ExpressionAttributeValues": {":permissions": permission_list(held)},
+                    }
+                }
+                for key_id in keys
+            ]
+            try:
+                dynamodb.call(
+                    self.client, "transact_write_items", TransactItems=[{"Update": update}, *copies]
+                )
+            except dynamodb.TransactionCanceledError as canceled:
+                reasons = canceled.reasons[1:]
+                failed = (r.get("Code") == "ConditionalCheckFailed" for r in reasons)
+                gone |= {key_id for key_id, missing in zip(keys, failed, strict=False) if missing}
+                continue  # the principal changed meanwhile, or a listed key is gone: again
+            return PrincipalRecord(principal_id, held, frozenset(keys), principal.version + 1)
+        raise StoreUnavailableError("the permissions could not be changed (they kept changing); retry")
 
-
-def _key_key(key_id: str) -> dict[str, Any]:
-    return {"key_id": {"S": key_id}}
-
-
-def _principal_key(principal_id: str) -> dict[str, Any]:
-    return {"principal_id": {"S": principal_id}}
-
-
-def _iso(moment: datetime) -> str:
-    return moment.isoformat()
-
-
-def _moment(item: dict[str, Any], name: str) -> datetime | None:
-    value = item.get(name)
-    return datetime.fromisoformat(value["S"]) if value else None
-
-
-def _key_to_item(record: KeyRecord) -> dict[str, Any]:
-    item: dict[str, Any] = {
-        "key_id": {"S": record.key_id},
-        "owner": {"S": record.owner},
-        "secret_hash": {"S": record.secret_hash},
-        "scopes": {"L": [{"S": s} for s in sorted(record.scopes)]},
-        "requires_approval": {"BOOL": record.requires_approval},
-        "created_at": {"S": _iso(record.created_at)},
-        "description": {"S": record.description},
-    }
-    if record.expires_at is not None:
-        item["expires_at"] = {"S": _iso(record.expires_at)}
-    if record.revoked_at is not None:
-        item["revoked_at"] = {"S": _iso(record.revoked_at)}
-    if record.rate_limit is not None:
-        item["rate_limit"] = {"N": str(record.rate_limit)}
-    return item
-
-
-def _key_from_item(item: dict[str, Any]) -> KeyRecord:
-    created = _moment(item, "created_at")
-    assert created is not None  # written by put_key, always present
-    return KeyRecord(
-        key_id=item["key_id"]["S"],
-        owner=item["owner"]["S"],
-        secret_hash=item["secret_hash"]["S"],
-        scopes=frozenset(s["S"] for s in item.get("scopes", {}).get("L", [])),
-        created_at=created,
-        requires_approval=item.get("requires_approval", {}).get("BOOL", False),
-        expires_at=_moment(item, "expires_at"),
-        revoked_at=_moment(item, "revoked_at"),
-        description=item.get("description", {}).get("S", ""),
-        rate_limit=int(item["rate_limit"]["N"]) if "rate_limit" in item else None,
-    )
-
-
-def _principal_from_item(item: dict[str, Any]) -> PrincipalRecord:
-    return PrincipalRecord(
-        principal_id=item["principal_id"]["S"],
-        permissions=frozenset(item.get("permissions", {}).get("SS", [])),
-    )
+    def _principal_change(
+        self,
+        principal: PrincipalRecord,
+        at: datetime,
+        values: dict[str, Any],
+        *,
+        sets: tuple[str, ...] = (),
+        clauses: str = "",
+    ) -> dict[str, Any]:
+        """An update of the principal's item that holds only if nobody changed it since it was read
+        (``sets``: more ``SET`` assignments; ``clauses``: ``ADD``/``REMOVE``/``DELETE`` clauses)."""
+        assignments = ", ".join(("updated_at = :at", "version = :next", *sets))
+        values = {**values, ":at": {"S": iso(at)}, ":next": {"N": str(principal.version + 1)}}
+        unchanged = "attribute_not_exists(version)"
+        if principal.version:
+            values[":seen"] = {"N": str(principal.version)}
+            unchanged = "version = :seen"
+        return {
+            "TableName": self._principals_table,
+            "Key": principal_key(principal.principal_id),
+            "UpdateExpression": f"SET {assignments} {clauses}".rstrip(),
+            "ConditionExpression": unchanged,
+            "ExpressionAttributeValues": values,
+        }
 
 
 def issue_key(
@@ -267,5 +299,4 @@ def issue_key(
         description=description,
         rate_limit=rate_limit,
     )
-    store.put_key(record)
-    return key, record
+    return key, store.put_key(record)

@@ -6,7 +6,9 @@ idempotency, confirmation, handler.
 
 The rate-limit units and the idempotency claim are written together once the input is known to
 be valid (``admission``); an invalid call still spends its units first, so the refusals come in
-the contract's order. ``IdempotencyRecord`` owns the record from claim to answer. A call that
+the contract's order. A call with an API key and no idempotency key is authenticated, authorized
+and charged by one conditional write on its key's item (``admission.keyed``), whose refusals are
+raised here in the same order. ``IdempotencyRecord`` owns the record from claim to answer. A call that
 needs a person's confirmation is held (``approvals.desk``), or refused with 501 where the
 deployment has no approval workflow.
 """
@@ -25,19 +27,23 @@ from toolfront.admission.idempotency import (
     IdempotencyRecord,
     Replay,
     fingerprint,
+    record_id,
     requested_key,
     without_control_fields,
 )
+from toolfront.admission.keyed import Demand, KeyedAdmission, KeyGate, KeyRead
 from toolfront.approvals.desk import ApprovalDesk
 from toolfront.approvals.policy import ConfirmationReason, confirmation_reason
 from toolfront.audit.log import AuditLog
 from toolfront.auth.access import authorize
 from toolfront.auth.actors import Actor, ActorKind
 from toolfront.auth.authenticator import presented_credential
+from toolfront.auth.keys import parse_key
 from toolfront.aws.dynamodb import translated
 from toolfront.calls.auditing import CallAudit, CallAuditor, Outcome
 from toolfront.calls.call import Call, CallResult
 from toolfront.calls.envelopes import error_body, success_body
+from toolfront.calls.input_checks import check_input, check_max_items
 from toolfront.calls.inputs import parse_body
 from toolfront.calls.logs import log_call
 from toolfront.calls.redaction import (
@@ -46,25 +52,23 @@ from toolfront.calls.redaction import (
     mentions_secret_field,
     redact,
     refuse_credentials_in_url,
+    scrubbed,
 )
 from toolfront.errors import (
     CallRefusedError,
-    ClientTokenRequiredError,
     ConfirmationUnavailableError,
     IdempotencyOutcomeUnknownError,
     InternalError,
-    InvalidInputError,
     StoreUnavailableError,
     ToolError,
     ToolfrontError,
-    TooManyItemsError,
     UnauthenticatedError,
     UnknownToolError,
 )
 from toolfront.tools.answers import answer_parts
 from toolfront.tools.definition import CallContext, Tool
 from toolfront.tools.registry import Registry
-from toolfront.tools.rules import cost_of, longest_list
+from toolfront.tools.rules import cost_of
 
 logger = logging.getLogger("toolfront.calls.pipeline")
 
@@ -79,6 +83,8 @@ class _Progress:
     client_token_hash: str | None = None
     cost: int = 0  # units spent, once the rate limit decided
     audit: CallAudit | None = None  # an audited call's record, once the tool is known
+    keyed: KeyedAdmission | None = None  # a keyed call's one request, when it made it
+    read: KeyRead | None = None  # or its read of the key and its idempotency record
 
 
 HANDLER_STORE_DOWN = (
@@ -104,7 +110,9 @@ class CallPipeline:
         batch_confirm_items: int = 100,
         lease_seconds: int = 60,
         audit: AuditLog | None = None,
+        gate: KeyGate | None = None,
     ) -> None:
+        self._gate = gate
         self._auditor = CallAuditor(audit) if audit is not None else None
         self._desk = desk
         self._registry = registry
@@ -137,6 +145,7 @@ class CallPipeline:
         if tool is None:
             raise UnknownToolError(f"there is no tool {call.tool_name!r}", details={"tool": call.tool_name})
         arguments = tool.with_integers(arguments)
+        progress.cost = cost_of(tool, arguments)
         actor = progress.actor = self._actor(call, tool, arguments, progress)
         if self._auditor is not None:  # past authentication: from here every outcome is recorded
             progress.audit = self._auditor.begin(tool, arguments)
@@ -155,10 +164,36 @@ class CallPipeline:
         token = _client_token(tool, arguments)
         progress.secrets.extend(s for s in (credential, token) if s)
         progress.client_token_hash = hash_client_token(token) if token else None
+        actor = self._key_actor(call, tool, arguments, credential, progress)
+        if actor is not None:
+            return actor
         actor = self._authenticate(call.headers, call.source_ip)
         if actor.kind is ActorKind.ANONYMOUS and progress.client_token_hash:
             return Actor(ActorKind.CLIENT, progress.client_token_hash)
         return actor
+
+    def _key_actor(
+        self,
+        call: Call,
+        tool: Tool,
+        arguments: Mapping[str, Any],
+        credential: str | None,
+        progress: _Progress,
+    ) -> Actor | None:
+        """A key's actor from the key's one request (``admission.keyed``): with no idempotency key,
+        the write that also spends; with one, the read of the key and of the record it names."""
+        parsed = parse_key(credential or "")
+        if self._gate is None or parsed is None:
+            return None
+        key = _idempotency_key(tool, arguments, call.headers)
+        if key is not None:
+            progress.read = self._gate.read(
+                parsed, record_id(f"{ActorKind.KEY}#{parsed.key_id}", tool.name, key)
+            )
+            return progress.read.actor
+        demand = Demand(str(tool.audience), tool.scope, tool.permission, progress.cost)
+        progress.keyed = self._gate.admit(parsed, demand)
+        return progress.keyed.actor if progress.keyed is not None else None
 
     def _admit(
         self, call: Call, tool: Tool, actor: Actor, arguments: dict[str, Any], progress: _Progress
@@ -168,7 +203,13 @@ class CallPipeline:
         The later checks run first because the claim rides in the rate limit's write; a call they
         refuse still spends its units (so refusals come in order: over budget before invalid).
         """
-        progress.cost = cost_of(tool, arguments)
+        keyed = progress.keyed
+        if keyed is not None:  # spent with the key's authentication (a call with no idempotency key)
+            if keyed.refused is not None:
+                raise keyed.refused
+            progress.headers.update(keyed.decision.headers() if keyed.decision else {})
+            self._claim(call, tool, actor, arguments, progress.audit)  # the later checks; no claim
+            return IdempotencyRecord(self._admission, None)
         try:
             claim = self._claim(call, tool, actor, arguments, progress.audit)
         except CallRefusedError:
@@ -177,7 +218,9 @@ class CallPipeline:
         return IdempotencyRecord(self._admission, claim, self._spend(call, actor, claim, progress))
 
     def _spend(self, call: Call, actor: Actor, claim: Claim | None, progress: _Progress) -> Replay | None:
-        admitted = self._admission.admit(actor, progress.cost, claim, source_ip=call.source_ip)
+        admitted = self._admission.admit(
+            actor, progress.cost, claim, source_ip=call.source_ip, read=progress.read
+        )
         if admitted.decision is not None:
             progress.headers.update(admitted.decision.headers())
         return admitted.replay
@@ -186,9 +229,9 @@ class CallPipeline:
         self, call: Call, tool: Tool, actor: Actor, arguments: dict[str, Any], audit: CallAudit | None
     ) -> Claim | None:
         """The call's claim on its idempotency record (None: no key, or no identity to scope it to)."""
-        _check_max_items(tool, arguments)
+        check_max_items(tool, arguments)
         key = requested_key(tool, arguments, call.headers)
-        _check_input(tool, without_control_fields(arguments))
+        check_input(tool, without_control_fields(arguments))
         if key is None or actor.kind is ActorKind.ANONYMOUS:
             return None
         return Claim(
@@ -226,7 +269,9 @@ class CallPipeline:
         try:
             returned = _run_handler(tool, arguments, ctx)
         except (ToolError, CallRefusedError) as exc:  # the handler's own answer: kept like a success
-            refused = _scrubbed(exc, tool, progress.secrets) if isinstance(exc, ToolError) else exc
+            refused = (
+                scrubbed(exc, tool.secret_fields, progress.secrets) if isinstance(exc, ToolError) else exc
+            )
             body = error_body(refused, call.request_id)
             self._complete(call, record, progress, refused.http_status, body, error_code=refused.code)
             raise refused from None
@@ -316,6 +361,14 @@ class CallPipeline:
         self._auditor.complete(call, record, progress.actor, progress.audit, status, body, outcome)
 
 
+def _idempotency_key(tool: Tool, arguments: Mapping[str, Any], headers: Mapping[str, str]) -> str | None:
+    """The key the call will claim a record with (a malformed one claims none: it is refused later)."""
+    try:
+        return requested_key(tool, arguments, headers)
+    except CallRefusedError:
+        return None
+
+
 def _safe_credential(headers: Mapping[str, str]) -> str | None:
     try:
         return presented_credential(headers)
@@ -326,43 +379,6 @@ def _safe_credential(headers: Mapping[str, str]) -> str | None:
 def _client_token(tool: Tool, arguments: Mapping[str, Any]) -> str | None:
     token = arguments.get(tool.client_token) if tool.client_token else None
     return token if isinstance(token, str) and token else None
-
-
-def _check_max_items(tool: Tool, arguments: dict[str, Any]) -> None:
-    if tool.max_items is None:
-        return
-    longest = longest_list(arguments)
-    if longest > tool.max_items:
-        raise TooManyItemsError(
-            f"a list in the input has {longest} items; {tool.name} takes at most {tool.max_items}",
-            details={"max_items": tool.max_items, "items": longest},
-        )
-
-
-def _check_input(tool: Tool, arguments: dict[str, Any]) -> None:
-    token = tool.client_token
-    if token and token in (tool.input_schema.get("required") or []) and not arguments.get(token):
-        raise ClientTokenRequiredError(
-            f"{tool.name} needs the client token {token!r} (call the tool that starts a session first)",
-            details={"field": token},
-        )
-    errors = tool.validate_input(arguments)
-    if errors:
-        plural = "s" if len(errors) > 1 else ""
-        raise InvalidInputError(
-            f"the input does not match the tool's schema ({len(errors)} error{plural})",
-            details=[e.as_dict() for e in errors],
-        )
-
-
-def _scrubbed(error: ToolError, tool: Tool, secrets: list[str]) -> ToolError:
-    """A handler's refusal without the call's secrets in its message or details."""
-    fields = tool.secret_fields
-    message = redact(error.message, secrets=secrets)
-    details = redact(error.details, fields=fields, secrets=secrets)
-    if message == error.message and details == error.details:
-        return error
-    return ToolError(error.code, message, error.http_status, details=details)
 
 
 def _run_handler(tool: Tool, arguments: dict[str, Any], ctx: CallContext) -> Any:

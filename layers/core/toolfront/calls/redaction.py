@@ -12,7 +12,7 @@ import hashlib
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from toolfront.errors import CredentialInUrlError
+from toolfront.errors import CredentialInUrlError, ToolError
 
 # Query parameters refused in URLs (docs/contract.md, "Redaction and credentials in URLs");
 # ``code`` is allowed on the approval page.
@@ -113,3 +113,13 @@ def carries_credential(answer: Any, fields: Collection[str] = ()) -> bool:
     if isinstance(answer, list):
         return any(carries_credential(v, fields) for v in answer)
     return False
+
+
+def scrubbed(error: ToolError, fields: Collection[str], secrets: Collection[str]) -> ToolError:
+    """A handler's refusal without the call's secrets (or its tool's secret fields) in its message
+    or details; the same error when it held none."""
+    message = redact(error.message, secrets=secrets)
+    details = redact(error.details, fields=fields, secrets=secrets)
+    if message == error.message and details == error.details:
+        return error
+    return ToolError(error.code, message, error.http_status, details=details)
