@@ -2,7 +2,7 @@
 (``TOOLFRONT_AUDIT_TABLE`` set) against off (unset).
 
 - Requests (counts, not times), on moto: the DynamoDB requests of one call, counted with
-  ``before-call.dynamodb`` on toolfront's shared client, for a write with an idempotency key (its
+  ``provide-client-params.dynamodb`` on toolfront's shared client, for a write with an idempotency key (its
   record rides in the answer's transaction: target 0 extra), a write without one (its record is one
   ``TransactWriteItems`` of its own: target at most 1 extra) and a replay of the keyed write (report).
 - CPU (µs), in-process: the same call through the catalogue family's handler with every DynamoDB
@@ -173,7 +173,7 @@ def request_rows(counts: dict[str, dict[str, list[str]]]) -> list[Row]:
                 p99=extra,
                 round_medians=[extra],
                 target=target,
-                note=f"{note}; moto, before-call.dynamodb",
+                note=f"{note}; moto, provide-client-params.dynamodb",
             )
         )
     return rows

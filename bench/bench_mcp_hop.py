@@ -93,12 +93,12 @@ def _counted(handler: Handler, event: dict[str, Any], lambda_api: InProcessLambd
         seen.append(model.name)
 
     before = lambda_api.invocations
-    client.meta.events.register("before-call.dynamodb", record)
+    client.meta.events.register("provide-client-params.dynamodb", record)
     try:
         with contextlib.redirect_stdout(io.StringIO()):
             response = handler(event, None)
     finally:
-        client.meta.events.unregister("before-call.dynamodb", record)
+        client.meta.events.unregister("provide-client-params.dynamodb", record)
     result = json.loads(response["body"])["result"]
     if result.get("isError"):
         raise RuntimeError(f"the measured call failed: {result}")

@@ -12,18 +12,22 @@ toolfront: ``lambda_handler`` of ``functions/catalogue/app.py`` on ``POST /v1/to
 get_product`` and ``create_product``, auditing ON (``TOOLFRONT_AUDIT_TABLE`` set: every write and
 every replay writes a hash-chained audit record), its one log line per call to a null stream.
 
-Both sides run in this process against the same canned botocore transport (``PeerCanned``, a
-``before-send.dynamodb`` hook: botocore still validates, serialises, signs, checks the CRC32 and
-parses; no network, no moto). It extends the rest bench's ``CannedDynamoDB`` as ``bench_audit``'s
-``CannedWrites`` does, and keeps the idempotency tables: a conditional Put (or a transaction's Put)
-on a record that exists fails as DynamoDB fails it (``ConditionalCheckFailedException`` /
-``TransactionCanceledException`` with the old item), so a replay is answered from the stored record
-on both sides. Other writes succeed (no condition evaluated, the rate buckets updated).
+Both sides run in this process against the same canned transport (``PeerCanned``, a
+``before-send.dynamodb`` hook: only the network is gone, no moto). The peer's requests pass through
+botocore, which still validates, serialises, signs, checks the CRC32 and parses; toolfront's go
+through its own ``aws.wire`` (the same JSON, SigV4-signed, the CRC32 checked, offered to the same
+hook), which is toolfront's to choose, as the requests it makes are. The transport extends the rest
+bench's ``CannedDynamoDB`` as ``bench_audit``'s ``CannedWrites`` does, and keeps the idempotency
+tables: a conditional Put (or a transaction's Put) on a record that exists fails as DynamoDB fails it
+(``ConditionalCheckFailedException`` / ``TransactionCanceledException`` with the old item), so a
+replay is answered from the stored record on both sides. Other writes succeed (no condition
+evaluated, the rate buckets updated).
 
 Figures per call, for a read, a write with an idempotency key (a new key per call, made untimed), a
 write without one, and a replay (the keyed write sent again): CPU µs (median of 3 interleaved
 rounds; toolfront's rows have the peer's as baseline, target 0.5) and DynamoDB requests (counted
-with ``before-call.dynamodb`` on each side's client; toolfront's rows target no more than the peer).
+with ``provide-client-params.dynamodb`` on each side's client; toolfront's rows target no more than
+the peer).
 """
 
 from __future__ import annotations
@@ -353,7 +357,7 @@ def request_rows(requests: dict[str, dict[str, list[str]]]) -> list[Row]:
                     round_medians=[count],
                     baseline=f"peer.requests.{kind}.peer" if side == "toolfront" else None,
                     target=REQUEST_TARGET if side == "toolfront" else None,
-                    note=counts_text(Counter(requests[side][kind])) + "; before-call.dynamodb",
+                    note=counts_text(Counter(requests[side][kind])) + "; provide-client-params.dynamodb",
                 )
             )
     return rows

@@ -1,6 +1,6 @@
 """DynamoDB requests per call, counted on moto (counts, not times): what each kind of call costs.
 
-Every store shares toolfront's one DynamoDB client, so registering ``before-call.dynamodb`` on it
+Every store shares toolfront's one DynamoDB client, so registering ``provide-client-params.dynamodb`` on it
 counts every request a call makes, the handler's own included (listed apart).
 """
 
@@ -80,12 +80,12 @@ def _count(
         seen.append((model.name, bool(_tables(params) & core)))
 
     client = aws.client("dynamodb")
-    client.meta.events.register("before-parameter-build.dynamodb", record)
+    client.meta.events.register("provide-client-params.dynamodb", record)
     try:
         with contextlib.redirect_stdout(io.StringIO()):  # the request log line
             response = handler(event, None)
     finally:
-        client.meta.events.unregister("before-parameter-build.dynamodb", record)
+        client.meta.events.unregister("provide-client-params.dynamodb", record)
     if response["statusCode"] != 200:
         raise RuntimeError(f"the measured call failed: {response['body']}")
     return seen
@@ -156,7 +156,7 @@ def run(quick: bool = False) -> Section:
                 round_medians=[mine],
                 target=target,
                 note=f"{counts[name]['toolfront_operations']} + the handler's {counts[name]['handler']}"
-                "; moto, before-parameter-build.dynamodb",
+                "; moto, provide-client-params.dynamodb",
             )
         )
     section.extra["requests"] = counts

@@ -56,7 +56,7 @@ def summary(found: dict[str, Any], cold: dict[str, Any]) -> list[str]:
     """Lines printed under the table: request counts and what the catalogue import spends most on."""
 
     lines = [
-        "rest: DynamoDB requests per call (before-call.dynamodb):"
+        "rest: DynamoDB requests per call (provide-client-params.dynamodb):"
         f" toolfront warm {counts_text(found['toolfront_warm_requests'])}"
         f" (actor alone: {counts_text(found['toolfront_actor_requests'])}, the key and its owner's"
         " permissions);"

@@ -87,17 +87,18 @@ def bench_tables(event: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
 
 @contextmanager
 def counting(client: Any) -> Iterator[Counter[str]]:
-    """Count the DynamoDB operations ``client`` makes while the block runs (``before-call``)."""
+    """Count the DynamoDB operations ``client`` makes while the block runs (``provide-client-params``,
+    which botocore's calls and toolfront's own requests through ``aws.wire`` both emit)."""
     seen: Counter[str] = Counter()
 
     def record(model: Any, **_: Any) -> None:
         seen[model.name] += 1
 
-    client.meta.events.register("before-call.dynamodb", record)
+    client.meta.events.register("provide-client-params.dynamodb", record)
     try:
         yield seen
     finally:
-        client.meta.events.unregister("before-call.dynamodb", record)
+        client.meta.events.unregister("provide-client-params.dynamodb", record)
 
 
 class FakeContext:
@@ -197,11 +198,11 @@ def recording(client: Any) -> Iterator[list[tuple[str, dict[str, Any]]]]:
     def record(params: dict[str, Any], model: Any, **_: Any) -> None:
         asked.append((model.name, copy.deepcopy(params)))
 
-    client.meta.events.register("before-parameter-build.dynamodb", record)
+    client.meta.events.register("provide-client-params.dynamodb", record)
     try:
         yield asked
     finally:
-        client.meta.events.unregister("before-parameter-build.dynamodb", record)
+        client.meta.events.unregister("provide-client-params.dynamodb", record)
 
 
 def event_headers(event: dict[str, Any]) -> dict[str, str]:

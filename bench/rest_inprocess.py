@@ -33,15 +33,27 @@ QUICK_N = 150
 
 
 @contextmanager
-def answering_at_once(client: Any, answers: dict[str, dict[str, Any]]) -> Iterator[None]:
-    """Shadow the client's methods named in ``answers`` by functions returning those answers."""
-    for name, answer in answers.items():
-        setattr(client, name, lambda _answer=answer, **_: _answer)
+def answering_at_once(clients: list[Any], answers: dict[str, dict[str, Any]]) -> Iterator[None]:
+    """Shadow the clients' methods named in ``answers`` by functions returning those answers."""
+    with _shadowing(clients, {name: lambda _a=answer, **_: _a for name, answer in answers.items()}):
+        yield
+
+
+@contextmanager
+def _shadowing(clients: list[Any], methods: dict[str, Any]) -> Iterator[None]:
+    """Each client's ``methods`` replaced while the block runs, then put back as they were (a
+    botocore client's are its class's; ``aws.wire``'s are its own attributes)."""
+    kept = [(c, name, c.__dict__.get(name)) for c in clients for name in methods]
+    for target, name, _ in kept:
+        setattr(target, name, methods[name])
     try:
         yield
     finally:
-        for name in answers:
-            delattr(client, name)
+        for target, name, before in kept:
+            if before is None:
+                delattr(target, name)
+            else:
+                setattr(target, name, before)
 
 
 def core_profile(call: Any, calls: int) -> list[dict[str, Any]]:
@@ -81,8 +93,8 @@ def core_profile(call: Any, calls: int) -> list[dict[str, Any]]:
 
 
 @contextmanager
-def timing_requests(client: Any, names: list[str]) -> Iterator[list[int]]:
-    """Wrap the client's methods ``names`` so that ``spent[0]`` adds up the ns spent inside them."""
+def timing_requests(clients: list[Any], names: list[str]) -> Iterator[list[int]]:
+    """Wrap the clients' methods ``names`` so that ``spent[0]`` adds up the ns spent inside them."""
     clock = time.perf_counter_ns
     spent = [0]
 
@@ -96,13 +108,17 @@ def timing_requests(client: Any, names: list[str]) -> Iterator[list[int]]:
 
         return call
 
-    for name in names:
-        setattr(client, name, timed(getattr(client, name)))
+    kept = [(c, name, c.__dict__.get(name)) for c in clients for name in names]
+    for target, name, _ in kept:
+        setattr(target, name, timed(getattr(target, name)))
     try:
         yield spent
     finally:
-        for name in names:
-            delattr(client, name)
+        for target, name, before in kept:
+            if before is None:
+                delattr(target, name)
+            else:
+                setattr(target, name, before)
 
 
 def in_process_rows(quick: bool) -> tuple[list[Row], dict[str, Any]]:
@@ -128,6 +144,7 @@ def _measure(
 
     from toolfront import wiring
     from toolfront.adapters.rest import call_of
+    from toolfront.aws import clients as aws
     from toolfront.calls.call import CallResult
     from toolfront.calls.logs import log_call
 
@@ -154,16 +171,7 @@ def _measure(
     if missing:
         raise RuntimeError(f"counted requests that were not recorded: {sorted(missing)}")
 
-    def per_request(operation: str) -> Spec:
-        method = getattr(client, xform_name(operation))
-        return Spec(
-            f"bc_{xform_name(operation)}",
-            f"botocore {xform_name(operation)} (canned send), per request",
-            lambda params: method(**params),
-            n,
-            arg=requests[operation],
-            note=_describe_request(operation, requests[operation]),
-        )
+    wire = aws.dynamodb()
 
     warm = found["toolfront_warm_requests"]
     group = [
@@ -184,7 +192,7 @@ def _measure(
             baseline="pt_total",
             note=f"warm call: {counts_text(warm)}; one log line",
         ),
-        *(per_request(operation) for operation in requests),
+        *_request_specs(client, wire, requests, warm, n),
         Spec(
             "tf_actor_total",
             "toolfront actor (authenticate, warm): total",
@@ -205,7 +213,7 @@ def _measure(
 
     # Cross-checks of the subtraction. In situ: each call's time minus the time it spent inside the
     # client's methods (botocore as it runs among the handler's own code).
-    with timing_requests(client, [xform_name(op) for op in requests]) as spent:
+    with timing_requests([client, wire], [xform_name(op) for op in requests]) as spent:
         in_situ = in_situ_rows(
             [
                 (
@@ -229,7 +237,7 @@ def _measure(
         )
     # Directly: the client's methods replaced by functions answering the parsed answers at once.
     answers = {xform_name(op): getattr(client, xform_name(op))(**params) for op, params in requests.items()}
-    with answering_at_once(client, answers):
+    with answering_at_once([client, wire], answers):
         if status_and_body(tf_handler(event, ctx))[1].get("data") != {"product": PRODUCT}:
             raise RuntimeError("toolfront does not answer the product with the client methods replaced")
         found["core_profile"] = core_profile(lambda: tf_handler(event, ctx), 500 if quick else 5000)
@@ -256,11 +264,11 @@ def _measure(
         )
     by_key = {r.key: r for r in measured}
 
-    def minus(counts: dict[str, int]) -> dict[str, int]:
-        return {f"bc_{xform_name(op)}": count for op, count in counts.items()}
+    def minus(counts: dict[str, int], prefix: str = "bc_") -> dict[str, int]:
+        return {f"{prefix}{xform_name(op)}": count for op, count in counts.items()}
 
     pt_minus = minus(found["powertools_requests"])
-    tf_minus = minus(warm)
+    tf_minus = minus(warm, "wire_")  # toolfront's requests (the handler's too) go through aws.wire
     pt_own = derived(
         "pt_own",
         f"Powertools own time = total - {terms_text(found['powertools_requests'])}",
@@ -283,7 +291,7 @@ def _measure(
         "tf_actor_core",
         f"toolfront actor core = total - {terms_text(found['toolfront_actor_requests'])}",
         by_key["tf_actor_total"],
-        minus(found["toolfront_actor_requests"]),
+        minus(found["toolfront_actor_requests"], "wire_"),
         by_key,
         baseline="pt_own",
     )
@@ -291,6 +299,7 @@ def _measure(
         by_key["pt_total"],
         by_key["tf_total"],
         *(by_key[f"bc_{xform_name(op)}"] for op in requests),
+        *(by_key[f"wire_{xform_name(op)}"] for op in warm),
         pt_own,
         tf_core,
         by_key["tf_actor_total"],
@@ -303,6 +312,38 @@ def _measure(
     found["subtracted"] = {"toolfront": tf_minus, "powertools": pt_minus}
     found["requests"] = requests
     return rows, found
+
+
+def _request_specs(
+    client: Any, wire: Any, requests: dict[str, dict[str, Any]], warm: dict[str, int], n: int
+) -> list[Spec]:
+    """botocore's client-side cost of each request a warm call makes, and the wire's of toolfront's."""
+    from botocore import xform_name
+
+    def per_request(operation: str) -> Spec:
+        method = getattr(client, xform_name(operation))
+        return Spec(
+            f"bc_{xform_name(operation)}",
+            f"botocore {xform_name(operation)} (canned send), per request",
+            lambda params: method(**params),
+            n,
+            arg=requests[operation],
+            note=_describe_request(operation, requests[operation]),
+        )
+
+    def per_wire_request(operation: str) -> Spec:
+        method = getattr(wire, xform_name(operation))
+        return Spec(
+            f"wire_{xform_name(operation)}",
+            f"toolfront's wire {xform_name(operation)} (canned send), per request",
+            lambda params: method(**params),
+            n,
+            arg=requests[operation],
+            baseline=f"bc_{xform_name(operation)}",
+            note="aws.wire: the same request signed and sent without botocore's per-request machinery",
+        )
+
+    return [*(per_request(op) for op in requests), *(per_wire_request(op) for op in warm)]
 
 
 def _describe_request(operation: str, params: dict[str, Any]) -> str:

@@ -8,7 +8,7 @@ from typing import Any
 
 from rest_fixture import PRODUCT, FakeContext, counting, event_headers, load_family, log_stream
 
-#: Requests per warm call the subtraction expects (counted with ``before-call.dynamodb``).
+#: Requests per warm call the subtraction expects (counted with ``provide-client-params.dynamodb``).
 #: Warm: the key's one conditional UpdateItem (it authenticates, checks the key is live, that it
 #: may call the tool, and spends from its bucket; DESIGN.md section 15), the product's GetItem.
 EXPECTED_WARM = {"UpdateItem": 1, "GetItem": 1}

@@ -181,7 +181,7 @@ def test_a_registration_is_audited_and_one_whose_record_fails_is_given_back(
     import boto3
 
     from toolfront.audit.trail import read_trail
-    from toolfront.aws.clients import client
+    from toolfront.aws.clients import dynamodb
 
     registered = body(register(client_name="Notes agent"))
     (record,) = [r.content for r in read_trail(boto3.client("dynamodb"), "AuditTable").records]
@@ -200,7 +200,7 @@ def test_a_registration_is_audited_and_one_whose_record_fails_is_given_back(
         raise ClientError(error, "TransactWriteItems")  # type: ignore[arg-type]
 
     with monkeypatch.context() as patched:
-        patched.setattr(client("dynamodb"), "transact_write_items", refuse)
+        patched.setattr(dynamodb(), "transact_write_items", refuse)
         down = register(client_name="Second agent")
     assert (down["statusCode"], body(down)["error"]) == (503, "temporarily_unavailable")
     assert [c["ClientName"] for c in app_clients(pool)] == ["mcp Notes agent"]  # the second was given back

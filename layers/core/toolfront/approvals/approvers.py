@@ -29,6 +29,7 @@ from toolfront.auth.authenticator import permissions_of
 from toolfront.auth.keystore import KeyStore
 from toolfront.aws import dynamodb
 from toolfront.aws.clients import client as aws_client
+from toolfront.aws.clients import dynamodb as aws_dynamodb
 from toolfront.errors import ApproverRequiredError, ConfigurationError, InvalidConfirmationError
 from toolfront.oauth.token import post_token_request
 
@@ -70,7 +71,7 @@ class ApproverSignIn:
     @property
     def client(self) -> Any:
         if self._client is None:
-            self._client = aws_client("dynamodb")
+            self._client = aws_dynamodb()
         return self._client
 
     def start(self, return_to: str, base_url: str) -> str:

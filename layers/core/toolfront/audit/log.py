@@ -27,7 +27,7 @@ from typing import Any
 
 from toolfront.audit.records import GENESIS, AuditEntry, Link, record_sha256
 from toolfront.aws import dynamodb
-from toolfront.aws.clients import client as aws_client
+from toolfront.aws.clients import dynamodb as aws_dynamodb
 from toolfront.encoding import canonical_json, rfc3339
 
 HEAD_SK = 0
@@ -67,7 +67,7 @@ class AuditLog:
     @property
     def client(self) -> Any:
         if self._client is None:
-            self._client = aws_client("dynamodb")
+            self._client = aws_dynamodb()
         return self._client
 
     def now(self) -> datetime:
