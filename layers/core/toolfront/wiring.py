@@ -13,22 +13,7 @@ from functools import cache
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
-from toolfront.adapters.http import Event, Response
 from toolfront.adapters.rest import RestAdapter, result_response
-from toolfront.admission.admission import Admission
-from toolfront.approvals.approvers import ApproverSignIn
-from toolfront.approvals.decisions import Decisions
-from toolfront.approvals.desk import ApprovalDesk
-from toolfront.approvals.runner import ApprovedCallRunner
-from toolfront.approvals.store import ApprovalStore
-from toolfront.approvals.workflow import Workflow
-from toolfront.audit.log import AuditLog
-from toolfront.auth.authenticator import Authenticator
-from toolfront.auth.cognito import CognitoVerifier
-from toolfront.auth.keystore import DynamoDBKeyStore
-from toolfront.auth.registered import RegisteredClients
-from toolfront.calls.call import Call, CallResult
-from toolfront.calls.pipeline import CallPipeline
 from toolfront.calls.remote import CALL_TASK, EXECUTE_TASK, TASK_FIELD, pipeline_call
 from toolfront.errors import ConfigurationError
 from toolfront.settings import Settings, current
@@ -36,8 +21,23 @@ from toolfront.tools.definition import Tool
 from toolfront.tools.registry import Registry
 from toolfront.tools.system import all_tools, system_tools
 
+# Each factory below imports what it builds when it is first called: a function imports only the
+# parts its paths use (the OAuth function no call pipeline, a family no approver sign-in, no
+# function the approved-call runner until the workflow asks it to run one).
 if TYPE_CHECKING:
+    from toolfront.adapters.http import Event, Response
     from toolfront.adapters.mcp.endpoint import McpEndpoint, SignIn
+    from toolfront.admission.admission import Admission
+    from toolfront.approvals.approvers import ApproverSignIn
+    from toolfront.approvals.decisions import Decisions
+    from toolfront.approvals.desk import ApprovalDesk
+    from toolfront.approvals.store import ApprovalStore
+    from toolfront.approvals.workflow import Workflow
+    from toolfront.audit.log import AuditLog
+    from toolfront.auth.authenticator import Authenticator
+    from toolfront.auth.keystore import DynamoDBKeyStore
+    from toolfront.calls.call import Call, CallResult
+    from toolfront.calls.pipeline import CallPipeline
     from toolfront.oauth.facade import SignInFacade
 
 _NO_APPROVALS = "TOOLFRONT_APPROVAL_STATE_MACHINE_ARN is not set: no approvals here"
@@ -45,6 +45,8 @@ _NO_APPROVALS = "TOOLFRONT_APPROVAL_STATE_MACHINE_ARN is not set: no approvals h
 
 @cache
 def key_store() -> DynamoDBKeyStore:
+    from toolfront.auth.keystore import DynamoDBKeyStore
+
     settings = current()
     return DynamoDBKeyStore(settings.keys_table, settings.principals_table)
 
@@ -52,9 +54,14 @@ def key_store() -> DynamoDBKeyStore:
 @cache
 def authenticator() -> Authenticator:
     """The process's authenticator (its key-owner memory lives as long as the process)."""
+    from toolfront.auth.authenticator import Authenticator
+
     settings = current()
     cognito = None
     if settings.cognito is not None:
+        from toolfront.auth.cognito import CognitoVerifier
+        from toolfront.auth.registered import RegisteredClients
+
         table = settings.cognito.clients_table
         cognito = CognitoVerifier(settings.cognito, RegisteredClients(table) if table else frozenset())
     return Authenticator(key_store(), cognito)
@@ -63,6 +70,8 @@ def authenticator() -> Authenticator:
 @cache
 def admission() -> Admission:
     """The process's admission (its memory of buckets lives as long as the process)."""
+    from toolfront.admission.admission import Admission
+
     settings = current()
     return Admission(settings.rate_limits_table, settings.idempotency_table, settings.limits)
 
@@ -73,17 +82,23 @@ def audit_log() -> AuditLog | None:
     audit = current().audit
     if audit is None:
         return None
+    from toolfront.audit.log import AuditLog
+
     return AuditLog(audit.table, retention_days=audit.retention_days, reads=audit.reads)
 
 
 @cache
 def approval_store() -> ApprovalStore | None:
+    from toolfront.approvals.store import ApprovalStore
+
     approvals = current().approvals
     return ApprovalStore(approvals.table) if approvals else None
 
 
 @cache
 def workflow() -> Workflow | None:
+    from toolfront.approvals.workflow import Workflow
+
     approvals = current().approvals
     return Workflow(approvals.state_machine_arn) if approvals else None
 
@@ -94,6 +109,8 @@ def approver_sign_in() -> ApproverSignIn | None:
     approvals = current().approvals
     if approvals is None or approvals.sign_in is None:
         return None
+    from toolfront.approvals.approvers import ApproverSignIn
+
     sign_in = approvals.sign_in
     return ApproverSignIn(
         approvals.table,
@@ -106,6 +123,8 @@ def approver_sign_in() -> ApproverSignIn | None:
 
 
 def decisions() -> Decisions:
+    from toolfront.approvals.decisions import Decisions
+
     store, flow = approval_store(), workflow()
     if store is None or flow is None:
         raise ConfigurationError(_NO_APPROVALS)
@@ -116,6 +135,8 @@ def approval_desk() -> ApprovalDesk | None:
     approvals, store, flow = current().approvals, approval_store(), workflow()
     if approvals is None or store is None or flow is None:
         return None
+    from toolfront.approvals.desk import ApprovalDesk
+
     return ApprovalDesk(store, flow, approvals.lifetime_seconds)
 
 
@@ -125,6 +146,8 @@ def core_tools() -> list[Tool]:
 
 
 def pipeline_for(registry: Registry) -> CallPipeline:
+    from toolfront.calls.pipeline import CallPipeline
+
     settings = current()
     return CallPipeline(
         registry,
@@ -202,6 +225,9 @@ class FamilyHandler:
         else:  # the family's tools, and core's for its own MCP endpoint (/mcp/<family>)
             module = SimpleNamespace(FAMILY=family, api_tools=api_tools)
             self.registry = Registry.from_modules([module], core_tools=core_tools())
+            # Every request to a family runs the pipeline: load it with the function, not on its first
+            # call. (The gateway runs it only for core's tools: there it waits for the first of those.)
+            import toolfront.calls.pipeline  # noqa: F401
         self._built: tuple[Settings, CallPipeline] | None = None
         self._rest = RestAdapter(self.pipeline)
         self._mcp: McpEndpoint | None = None
@@ -258,6 +284,8 @@ class FamilyHandler:
         return result_response(self.run(call), call.request_id)
 
     def run_approved(self, approval_id: str) -> dict[str, Any]:
+        from toolfront.approvals.runner import ApprovedCallRunner  # the workflow's task, not a call's
+
         store = approval_store()
         if store is None:
             raise ConfigurationError(_NO_APPROVALS)
