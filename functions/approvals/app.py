@@ -28,7 +28,6 @@ from toolfront.approvals.approvers import SESSION_COOKIE, SESSION_SECONDS, Appro
 from toolfront.approvals.decisions import Decisions
 from toolfront.approvals.notify import notify_approvers
 from toolfront.approvals.records import Approval, ApprovalStatus, hash_code, new_code
-from toolfront.approvals.runner import FAILED_WITHOUT_DETAIL
 from toolfront.approvals.store import ApprovalStore
 from toolfront.approvals.workflow import Workflow
 from toolfront.audit.records import AuditEvent, decided_by
@@ -252,6 +251,8 @@ def park(event: dict[str, Any]) -> dict[str, Any]:
 
 def close(event: dict[str, Any], status: ApprovalStatus) -> dict[str, Any]:
     """Workflow task: the wait timed out (expired) or the workflow failed (failed, without detail)."""
+    from toolfront.approvals.runner import FAILED_WITHOUT_DETAIL  # the runner's: only this task needs it
+
     fields: dict[str, Any] = (
         {"error": FAILED_WITHOUT_DETAIL}
         if status is ApprovalStatus.FAILED

@@ -13,17 +13,13 @@ from functools import cache
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
-from toolfront.adapters.rest import RestAdapter, result_response
 from toolfront.calls.remote import CALL_TASK, EXECUTE_TASK, TASK_FIELD, pipeline_call
 from toolfront.errors import ConfigurationError
 from toolfront.settings import Settings, current
-from toolfront.tools.definition import Tool
-from toolfront.tools.registry import Registry
-from toolfront.tools.system import all_tools, system_tools
 
 # Each factory below imports what it builds when it is first called: a function imports only the
-# parts its paths use (the OAuth function no call pipeline, a family no approver sign-in, no
-# function the approved-call runner until the workflow asks it to run one).
+# parts its paths use (the OAuth and approvals functions no call pipeline and no tool registry, a
+# family no approver sign-in, no function the approved-call runner until the workflow asks it to).
 if TYPE_CHECKING:
     from toolfront.adapters.http import Event, Response
     from toolfront.adapters.mcp.endpoint import McpEndpoint, SignIn
@@ -39,6 +35,8 @@ if TYPE_CHECKING:
     from toolfront.calls.call import Call, CallResult
     from toolfront.calls.pipeline import CallPipeline
     from toolfront.oauth.facade import SignInFacade
+    from toolfront.tools.definition import Tool
+    from toolfront.tools.registry import Registry
 
 _NO_APPROVALS = "TOOLFRONT_APPROVAL_STATE_MACHINE_ARN is not set: no approvals here"
 
@@ -142,6 +140,8 @@ def approval_desk() -> ApprovalDesk | None:
 
 def core_tools() -> list[Tool]:
     """Core's ``system.*`` tools, wired to this process's approvals."""
+    from toolfront.tools.system import system_tools
+
     return system_tools(approvals=approval_store, decisions=decisions)
 
 
@@ -172,6 +172,7 @@ def sign_in_facade() -> SignInFacade:
     from toolfront.oauth.store import FacadeStore
     from toolfront.oauth.token import TokenExchange
     from toolfront.settings import FacadeSettings
+    from toolfront.tools.system import all_tools
 
     settings, facade = current(), FacadeSettings.from_env()
     if settings.cognito is None or settings.cognito.clients_table is None:
@@ -219,6 +220,9 @@ class FamilyHandler:
     workflow's ``execute`` task, all through the one pipeline this handler owns."""
 
     def __init__(self, family: str, api_tools: Callable[[], list[Tool]], *, core: bool = False) -> None:
+        from toolfront.adapters.rest import RestAdapter
+        from toolfront.tools.registry import Registry
+
         self.family = family
         if core:  # the gateway: core's own system.* tools
             self.registry = Registry.from_modules([], core_tools=api_tools())
@@ -261,6 +265,7 @@ class FamilyHandler:
             from toolfront.adapters.mcp.endpoint import McpEndpoint
             from toolfront.adapters.mcp.results import ToolCatalog
             from toolfront.adapters.mcp.router import LocalRouter
+            from toolfront.tools.system import all_tools
 
             served = [t for t in all_tools() if t.get("module") in (self.family, "core")]
             self._mcp_settings = settings
@@ -280,6 +285,8 @@ class FamilyHandler:
         return self.pipeline().run(call)
 
     def run_call(self, event: Event, context: Any = None) -> Response:
+        from toolfront.adapters.rest import result_response
+
         call = pipeline_call(event, str(getattr(context, "invoked_function_arn", "") or ""))
         return result_response(self.run(call), call.request_id)
 

@@ -14,7 +14,6 @@ from toolfront.auth.access import callable_tools
 from toolfront.auth.actors import Actor, ActorKind
 from toolfront.errors import ConfigurationError, NotFoundError, UnauthenticatedError
 from toolfront.tools.definition import CallContext, Tool
-from toolfront.tools.manifest import load_manifest
 
 if TYPE_CHECKING:  # the approvals are handed in (wiring): a function that lists tools never loads them
     from toolfront.approvals.decisions import Decisions
@@ -178,4 +177,6 @@ def all_tools() -> list[dict[str, Any]]:
 
     Sorted once per process (the manifest never changes in one); treat the list as read-only.
     """
+    from toolfront.tools.manifest import load_manifest  # a family's REST call never lists tools
+
     return sorted([*load_manifest()["tools"], *system_manifest()], key=lambda tool: str(tool["name"]))
