@@ -5,7 +5,8 @@ folder first on ``sys.path``, then the layer (``layers/core``), with no ``TOOLFR
 variable set (nothing may read settings or talk to AWS at import). The MCP SDK alone costs 0.6-0.8 s
 to import and ``mcp_types`` 0.2 s; ``jsonschema`` loads only to explain a broken schema.
 
-Each function's import also leaves for later what only some of its paths need.
+Each function's import also leaves for later what only some of its paths need, and, imported after
+boto3 and a client, freezes their objects (toolfront's ``gc.freeze``).
 """
 
 from __future__ import annotations
@@ -140,7 +141,7 @@ LEFT_FOR_LATER = {
 ALWAYS_LATER = ("aws_lambda_powertools",)  # toolfront.calls.jsonlog writes the Powertools shape itself
 
 #: After boto3 and a client (the cold-import floor), imports the function and reports which of the
-#: named modules are loaded, and how many objects the import found and froze.
+#: named modules are loaded, and how many objects the import found and froze (toolfront's gc.freeze).
 FLOOR_CHILD = """
 import gc, json, sys
 import boto3
@@ -187,6 +188,13 @@ def test_every_function_has_its_import_rules() -> None:
 def test_import_leaves_what_only_some_paths_need(function: str) -> None:
     found = import_after_the_floor(function)
     assert found["loaded"] == [], f"functions/{function}/app.py loads {found['loaded']} at import"
+
+
+@pytest.mark.parametrize("function", FUNCTIONS)
+def test_import_freezes_what_was_loaded_before_it(function: str) -> None:
+    """boto3's objects are frozen, so the process's first full collection does not walk them."""
+    found = import_after_the_floor(function)
+    assert found["frozen"] >= 0.95 * found["before"], found
 
 
 @pytest.mark.parametrize("function", ["catalogue", "guest"])
