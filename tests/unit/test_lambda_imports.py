@@ -123,8 +123,16 @@ def test_gateway_serves_mcp_without_the_sdk() -> None:
 #: Parts of core a function's import must leave for the paths that use them: the approvals function's
 #: pages run no tool call and its approvers sign in only with ApproverSignIn; the OAuth function runs
 #: no tool call; the gateway's core tools (the pipeline) and held calls are a few of its routes; a
-#: family's REST call never lists tools, nor signs in an approver, nor runs an approved call. Every
-#: family does load the pipeline at import: every request needs it, so it stays in the init phase.
+#: family's REST call never lists tools, nor signs in an approver, nor runs an approved call, and only
+#: a held call reads approvals and an audited one writes a record. Every family does load the
+#: pipeline at import: every request needs it, so it stays in the init phase.
+FAMILY_LATER = (
+    "toolfront.approvals.approvers",
+    "toolfront.approvals.records",  # a held call's, and the store's once it reads or writes one
+    "toolfront.approvals.runner",
+    "toolfront.audit.records",  # the first audited call's
+    "toolfront.tools.manifest",
+)
 LEFT_FOR_LATER = {
     "approvals": (
         "toolfront.calls.pipeline",
@@ -135,8 +143,8 @@ LEFT_FOR_LATER = {
     ),
     "oauth": ("toolfront.calls.pipeline", "toolfront.tools.definition", "toolfront.oauth.facade"),
     "gateway": ("toolfront.calls.pipeline", "toolfront.auth.authenticator", "toolfront.approvals.records"),
-    "catalogue": ("toolfront.approvals.approvers", "toolfront.approvals.runner", "toolfront.tools.manifest"),
-    "guest": ("toolfront.approvals.approvers", "toolfront.approvals.runner", "toolfront.tools.manifest"),
+    "catalogue": FAMILY_LATER,
+    "guest": FAMILY_LATER,
 }
 ALWAYS_LATER = ("aws_lambda_powertools",)  # toolfront.calls.jsonlog writes the Powertools shape itself
 
