@@ -33,10 +33,10 @@ from toolfront.approvals.workflow import Workflow
 from toolfront.audit.records import AuditEvent, decided_by
 from toolfront.auth.actors import ActorKind
 from toolfront.aws import dynamodb
+from toolfront.calls.call import TASK_FIELD
 from toolfront.calls.inputs import parse_json
 from toolfront.calls.logs import emit_metric
 from toolfront.calls.redaction import refuse_credentials_in_url
-from toolfront.calls.remote import TASK_FIELD
 from toolfront.errors import ApproverRequiredError, CallRefusedError, ConfigurationError, InvalidJsonError
 from toolfront.settings import ApprovalSettings, current
 from toolfront.tools.manifest import load_manifest

@@ -13,7 +13,7 @@ from functools import cache
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
-from toolfront.calls.remote import CALL_TASK, EXECUTE_TASK, TASK_FIELD, pipeline_call
+from toolfront.calls.call import CALL_TASK, EXECUTE_TASK, TASK_FIELD
 from toolfront.errors import ConfigurationError
 from toolfront.settings import Settings, current
 
@@ -286,6 +286,7 @@ class FamilyHandler:
 
     def run_call(self, event: Event, context: Any = None) -> Response:
         from toolfront.adapters.rest import result_response
+        from toolfront.calls.remote import pipeline_call  # routed MCP calls only
 
         call = pipeline_call(event, str(getattr(context, "invoked_function_arn", "") or ""))
         return result_response(self.run(call), call.request_id)
