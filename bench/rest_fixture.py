@@ -171,14 +171,14 @@ def _reset_toolfront() -> None:
 
 @contextmanager
 def log_stream(stream: Any) -> Iterator[None]:
-    """Point toolfront's logs at ``stream``: its Powertools Logger (kept at INFO) and the per-call
-    line, which toolfront.calls.logs writes to stdout itself."""
+    """Point toolfront's logs at ``stream``: its JSON logger (kept at INFO) and the per-call line,
+    which toolfront.calls.logs writes to stdout itself."""
     from toolfront.calls.logs import logger
 
-    handler = logger.registered_handler
-    if not isinstance(handler, logging.StreamHandler):
-        raise RuntimeError(f"toolfront's logger has no stream handler: {handler!r}")
-    level = logger.log_level
+    handler = next((h for h in logger.handlers if isinstance(h, logging.StreamHandler)), None)
+    if handler is None:
+        raise RuntimeError(f"toolfront's logger has no stream handler: {logger.handlers!r}")
+    level = logger.level
     logger.setLevel(logging.INFO)
     old = handler.setStream(stream)
     old_stdout, sys.stdout = sys.stdout, stream

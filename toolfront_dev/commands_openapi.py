@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from toolfront.adapters.openapi.document import openapi_document
-from toolfront.tools.system import SYSTEM_MANIFEST
+from toolfront.tools.system import system_manifest
 from toolfront_dev.command import Command
 from toolfront_dev.commands_tools import add_project_argument, declared_tools
 from toolfront_dev.output import print_json
@@ -15,7 +15,7 @@ from toolfront_dev.output import print_json
 
 def project_tools(project: Path) -> list[dict[str, Any]]:
     """Every tool the project serves: its families' (read from the code) and core's ``system.*``."""
-    return sorted([*declared_tools(project), *SYSTEM_MANIFEST], key=lambda tool: str(tool["name"]))
+    return sorted([*declared_tools(project), *system_manifest()], key=lambda tool: str(tool["name"]))
 
 
 def _configure(parser: argparse.ArgumentParser) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from toolfront.errors import ToolfrontError
-from toolfront.tools.system import SYSTEM_MANIFEST
+from toolfront.tools.system import system_manifest
 from toolfront_dev.command import Command, add_json_flag, command_group
 from toolfront_dev.errors import CommandError
 from toolfront_dev.families import FUNCTIONS_DIR, build_registry
@@ -52,7 +52,7 @@ def _configure_list(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_list(args: argparse.Namespace) -> int:
-    served = sorted([*declared_tools(args.project), *SYSTEM_MANIFEST], key=lambda tool: str(tool["name"]))
+    served = sorted([*declared_tools(args.project), *system_manifest()], key=lambda tool: str(tool["name"]))
     tools = [{name: tool[name] for name in TOOL_FIELDS} for tool in served]
     if args.json:
         print_json(tools)

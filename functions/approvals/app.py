@@ -28,16 +28,15 @@ from toolfront.approvals.approvers import SESSION_COOKIE, SESSION_SECONDS, Appro
 from toolfront.approvals.decisions import Decisions
 from toolfront.approvals.notify import notify_approvers
 from toolfront.approvals.records import Approval, ApprovalStatus, hash_code, new_code
-from toolfront.approvals.runner import FAILED_WITHOUT_DETAIL
 from toolfront.approvals.store import ApprovalStore
 from toolfront.approvals.workflow import Workflow
 from toolfront.audit.records import AuditEvent, decided_by
 from toolfront.auth.actors import ActorKind
 from toolfront.aws import dynamodb
+from toolfront.calls.call import TASK_FIELD
 from toolfront.calls.inputs import parse_json
 from toolfront.calls.logs import emit_metric
 from toolfront.calls.redaction import refuse_credentials_in_url
-from toolfront.calls.remote import TASK_FIELD
 from toolfront.errors import ApproverRequiredError, CallRefusedError, ConfigurationError, InvalidJsonError
 from toolfront.settings import ApprovalSettings, current
 from toolfront.tools.manifest import load_manifest
@@ -252,6 +251,8 @@ def park(event: dict[str, Any]) -> dict[str, Any]:
 
 def close(event: dict[str, Any], status: ApprovalStatus) -> dict[str, Any]:
     """Workflow task: the wait timed out (expired) or the workflow failed (failed, without detail)."""
+    from toolfront.approvals.runner import FAILED_WITHOUT_DETAIL  # the runner's: only this task needs it
+
     fields: dict[str, Any] = (
         {"error": FAILED_WITHOUT_DETAIL}
         if status is ApprovalStatus.FAILED

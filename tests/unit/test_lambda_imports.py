@@ -4,6 +4,9 @@ Each function's ``app.py`` is imported in a fresh interpreter, as Lambda loads i
 folder first on ``sys.path``, then the layer (``layers/core``), with no ``TOOLFRONT_*`` or ``AWS_*``
 variable set (nothing may read settings or talk to AWS at import). The MCP SDK alone costs 0.6-0.8 s
 to import and ``mcp_types`` 0.2 s; ``jsonschema`` loads only to explain a broken schema.
+
+Each function's import also leaves for later what only some of its paths need, and, imported after
+boto3 and a client, freezes their objects (toolfront's ``gc.freeze``).
 """
 
 from __future__ import annotations
@@ -115,3 +118,94 @@ def test_gateway_serves_mcp_without_the_sdk() -> None:
     found = import_in_fresh_interpreter("gateway", {**bare_environment(), **SERVE_ENV}, serve=True)
     assert found["served"] == [200, 200] and found["tools"] > 0, found
     assert found["after_serving"] == [], f"answering MCP loaded {found['after_serving']}"
+
+
+#: Parts of core a function's import must leave for the paths that use them: the approvals function's
+#: pages run no tool call and its approvers sign in only with ApproverSignIn; the OAuth function runs
+#: no tool call; the gateway's core tools (the pipeline) and held calls are a few of its routes; a
+#: family's REST call never lists tools, nor signs in an approver, nor runs an approved call, and only
+#: a held call reads approvals and an audited one writes a record. Every family does load the
+#: pipeline at import: every request needs it, so it stays in the init phase.
+FAMILY_LATER = (
+    "toolfront.approvals.approvers",
+    "toolfront.approvals.records",  # a held call's, and the store's once it reads or writes one
+    "toolfront.approvals.runner",
+    "toolfront.audit.records",  # the first audited call's
+    "toolfront.tools.manifest",
+)
+LEFT_FOR_LATER = {
+    "approvals": (
+        "toolfront.calls.pipeline",
+        "toolfront.auth.authenticator",
+        "toolfront.approvals.runner",
+        "toolfront.oauth.token",
+        "toolfront.tools.definition",
+    ),
+    "oauth": ("toolfront.calls.pipeline", "toolfront.tools.definition", "toolfront.oauth.facade"),
+    "gateway": ("toolfront.calls.pipeline", "toolfront.auth.authenticator", "toolfront.approvals.records"),
+    "catalogue": FAMILY_LATER,
+    "guest": FAMILY_LATER,
+}
+ALWAYS_LATER = ("aws_lambda_powertools",)  # toolfront.calls.jsonlog writes the Powertools shape itself
+
+#: After boto3 and a client (the cold-import floor), imports the function and reports which of the
+#: named modules are loaded, and how many objects the import found and froze (toolfront's gc.freeze).
+FLOOR_CHILD = """
+import gc, json, sys
+import boto3
+boto3.client("dynamodb", region_name="us-east-1")
+before = len(gc.get_objects())
+sys.path[:0] = [{folder!r}, {layer!r}]
+import app
+loaded = sorted(m for m in sys.modules if m in {modules!r} or m.split(".")[0] in {packages!r})
+pipeline = "toolfront.calls.pipeline" in sys.modules
+found = {{"loaded": loaded, "pipeline": pipeline, "before": before, "frozen": gc.get_freeze_count()}}
+print({mark!r} + json.dumps(found))
+"""
+
+
+def import_after_the_floor(function: str) -> dict[str, Any]:
+    code = FLOOR_CHILD.format(
+        folder=str(ROOT / "functions" / function),
+        layer=str(LAYER),
+        modules=LEFT_FOR_LATER[function],
+        packages=ALWAYS_LATER,
+        mark=MARK,
+    )
+    env = {**bare_environment(), "AWS_ACCESS_KEY_ID": "x", "AWS_SECRET_ACCESS_KEY": "x"}
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, f"importing functions/{function}/app.py failed:\n{done.stderr[-3000:]}"
+    line = next(line for line in reversed(done.stdout.splitlines()) if line.startswith(MARK))
+    found: dict[str, Any] = json.loads(line[len(MARK) :])
+    return found
+
+
+def test_every_function_has_its_import_rules() -> None:
+    assert set(LEFT_FOR_LATER) == set(FUNCTIONS)
+
+
+@pytest.mark.parametrize("function", FUNCTIONS)
+def test_import_leaves_what_only_some_paths_need(function: str) -> None:
+    found = import_after_the_floor(function)
+    assert found["loaded"] == [], f"functions/{function}/app.py loads {found['loaded']} at import"
+
+
+@pytest.mark.parametrize("function", FUNCTIONS)
+def test_import_freezes_what_was_loaded_before_it(function: str) -> None:
+    """boto3's objects are frozen, so the process's first full collection does not walk them."""
+    found = import_after_the_floor(function)
+    assert found["frozen"] >= 0.95 * found["before"], found
+
+
+@pytest.mark.parametrize("function", ["catalogue", "guest"])
+def test_a_family_loads_its_pipeline_with_the_function(function: str) -> None:
+    """Not on the first request: the init phase is where a cold start's fixed work belongs."""
+    assert import_after_the_floor(function)["pipeline"] is True

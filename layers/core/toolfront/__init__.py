@@ -2,10 +2,20 @@
 
 What tool authors use is importable from here; each name is imported on first use, so that
 ``import toolfront`` (the CLI, a family module's first line) loads nothing it does not need.
+
+Importing it also freezes what the process holds so far (``gc.freeze``): the interpreter, the Lambda
+runtime and whatever the function loaded first, e.g. boto3 and a client made at module level. Those
+live as long as the process. Without this, the process's first full collection, due right after
+boto3 and a client are made, landed in toolfront's import and walked all of them: 30-45 ms of the
+cold import measured over that floor (bench/README.md, "Cold imports"), and again at every later
+full collection. Where toolfront is imported before boto3, little is frozen and little saved. A
+frozen object is never collected, so a cycle that is garbage at this moment stays; what is made
+afterwards is collected as before.
 """
 
 from __future__ import annotations
 
+import gc
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +33,8 @@ if TYPE_CHECKING:
     from toolfront.tools.registry import Registry
     from toolfront.tools.validation import InputError
     from toolfront.wiring import family_handler
+
+gc.freeze()
 
 __version__ = "0.1.0"  # the package's version (pyproject.toml), also MCP's serverInfo and OpenAPI's
 

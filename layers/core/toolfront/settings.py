@@ -114,6 +114,12 @@ class ApproverSignInSettings:
 
 @dataclass(frozen=True, slots=True)
 class Settings:
+    """Every setting a function reads from its environment (``from_env``), once per process.
+
+    A docstring of its own also spares ``dataclass`` from writing one out of the signature
+    (``inspect.signature``), which cost every cold start ~0.2 ms.
+    """
+
     keys_table: str
     principals_table: str
     idempotency_table: str

@@ -13,39 +13,39 @@ from functools import cache
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
-from toolfront.adapters.http import Event, Response
-from toolfront.adapters.rest import RestAdapter, result_response
-from toolfront.admission.admission import Admission
-from toolfront.admission.keyed import KeyGate
-from toolfront.approvals.approvers import ApproverSignIn
-from toolfront.approvals.decisions import Decisions
-from toolfront.approvals.desk import ApprovalDesk
-from toolfront.approvals.runner import ApprovedCallRunner
-from toolfront.approvals.store import ApprovalStore
-from toolfront.approvals.workflow import Workflow
-from toolfront.audit.log import AuditLog
-from toolfront.auth.authenticator import Authenticator
-from toolfront.auth.cognito import CognitoVerifier
-from toolfront.auth.keystore import DynamoDBKeyStore
-from toolfront.auth.registered import RegisteredClients
-from toolfront.calls.call import Call, CallResult
-from toolfront.calls.pipeline import CallPipeline
-from toolfront.calls.remote import CALL_TASK, EXECUTE_TASK, TASK_FIELD, pipeline_call
+from toolfront.calls.call import CALL_TASK, EXECUTE_TASK, TASK_FIELD
 from toolfront.errors import ConfigurationError
 from toolfront.settings import Settings, current
-from toolfront.tools.definition import Tool
-from toolfront.tools.registry import Registry
-from toolfront.tools.system import all_tools, system_tools
 
+# Each factory below imports what it builds when it is first called: a function imports only the
+# parts its paths use (the OAuth and approvals functions no call pipeline and no tool registry, a
+# family no approver sign-in, no function the approved-call runner until the workflow asks it to).
 if TYPE_CHECKING:
+    from toolfront.adapters.http import Event, Response
     from toolfront.adapters.mcp.endpoint import McpEndpoint, SignIn
+    from toolfront.admission.admission import Admission
+    from toolfront.admission.keyed import KeyGate
+    from toolfront.approvals.approvers import ApproverSignIn
+    from toolfront.approvals.decisions import Decisions
+    from toolfront.approvals.desk import ApprovalDesk
+    from toolfront.approvals.store import ApprovalStore
+    from toolfront.approvals.workflow import Workflow
+    from toolfront.audit.log import AuditLog
+    from toolfront.auth.authenticator import Authenticator
+    from toolfront.auth.keystore import DynamoDBKeyStore
+    from toolfront.calls.call import Call, CallResult
+    from toolfront.calls.pipeline import CallPipeline
     from toolfront.oauth.facade import SignInFacade
+    from toolfront.tools.definition import Tool
+    from toolfront.tools.registry import Registry
 
 _NO_APPROVALS = "TOOLFRONT_APPROVAL_STATE_MACHINE_ARN is not set: no approvals here"
 
 
 @cache
 def key_store() -> DynamoDBKeyStore:
+    from toolfront.auth.keystore import DynamoDBKeyStore
+
     settings = current()
     return DynamoDBKeyStore(settings.keys_table, settings.principals_table)
 
@@ -53,9 +53,14 @@ def key_store() -> DynamoDBKeyStore:
 @cache
 def authenticator() -> Authenticator:
     """The process's authenticator (its key-owner memory lives as long as the process)."""
+    from toolfront.auth.authenticator import Authenticator
+
     settings = current()
     cognito = None
     if settings.cognito is not None:
+        from toolfront.auth.cognito import CognitoVerifier
+        from toolfront.auth.registered import RegisteredClients
+
         table = settings.cognito.clients_table
         cognito = CognitoVerifier(settings.cognito, RegisteredClients(table) if table else frozenset())
     return Authenticator(key_store(), cognito)
@@ -65,6 +70,8 @@ def authenticator() -> Authenticator:
 def admission() -> Admission:
     """The process's admission (its memory of buckets lives as long as the process); keys' buckets
     are kept on their items, so a keyed call's one request spends from them (``key_gate``)."""
+    from toolfront.admission.admission import Admission
+
     settings = current()
     return Admission(
         settings.rate_limits_table,
@@ -77,6 +84,8 @@ def admission() -> Admission:
 @cache
 def key_gate() -> KeyGate:
     """Keyed calls' one request (sharing the admission's memory of buckets)."""
+    from toolfront.admission.keyed import KeyGate
+
     settings = current()
     return KeyGate(
         key_store(),
@@ -93,17 +102,23 @@ def audit_log() -> AuditLog | None:
     audit = current().audit
     if audit is None:
         return None
+    from toolfront.audit.log import AuditLog
+
     return AuditLog(audit.table, retention_days=audit.retention_days, reads=audit.reads)
 
 
 @cache
 def approval_store() -> ApprovalStore | None:
+    from toolfront.approvals.store import ApprovalStore
+
     approvals = current().approvals
     return ApprovalStore(approvals.table) if approvals else None
 
 
 @cache
 def workflow() -> Workflow | None:
+    from toolfront.approvals.workflow import Workflow
+
     approvals = current().approvals
     return Workflow(approvals.state_machine_arn) if approvals else None
 
@@ -114,6 +129,8 @@ def approver_sign_in() -> ApproverSignIn | None:
     approvals = current().approvals
     if approvals is None or approvals.sign_in is None:
         return None
+    from toolfront.approvals.approvers import ApproverSignIn
+
     sign_in = approvals.sign_in
     return ApproverSignIn(
         approvals.table,
@@ -126,6 +143,8 @@ def approver_sign_in() -> ApproverSignIn | None:
 
 
 def decisions() -> Decisions:
+    from toolfront.approvals.decisions import Decisions
+
     store, flow = approval_store(), workflow()
     if store is None or flow is None:
         raise ConfigurationError(_NO_APPROVALS)
@@ -136,15 +155,21 @@ def approval_desk() -> ApprovalDesk | None:
     approvals, store, flow = current().approvals, approval_store(), workflow()
     if approvals is None or store is None or flow is None:
         return None
+    from toolfront.approvals.desk import ApprovalDesk
+
     return ApprovalDesk(store, flow, approvals.lifetime_seconds)
 
 
 def core_tools() -> list[Tool]:
     """Core's ``system.*`` tools, wired to this process's approvals."""
+    from toolfront.tools.system import system_tools
+
     return system_tools(approvals=approval_store, decisions=decisions)
 
 
 def pipeline_for(registry: Registry) -> CallPipeline:
+    from toolfront.calls.pipeline import CallPipeline
+
     settings = current()
     return CallPipeline(
         registry,
@@ -170,6 +195,7 @@ def sign_in_facade() -> SignInFacade:
     from toolfront.oauth.store import FacadeStore
     from toolfront.oauth.token import TokenExchange
     from toolfront.settings import FacadeSettings
+    from toolfront.tools.system import all_tools
 
     settings, facade = current(), FacadeSettings.from_env()
     if settings.cognito is None or settings.cognito.clients_table is None:
@@ -218,12 +244,18 @@ class FamilyHandler:
     workflow's ``execute`` task, all through the one pipeline this handler owns."""
 
     def __init__(self, family: str, api_tools: Callable[[], list[Tool]], *, core: bool = False) -> None:
+        from toolfront.adapters.rest import RestAdapter
+        from toolfront.tools.registry import Registry
+
         self.family = family
         if core:  # the gateway: core's own system.* tools
             self.registry = Registry.from_modules([], core_tools=api_tools())
         else:  # the family's tools, and core's for its own MCP endpoint (/mcp/<family>)
             module = SimpleNamespace(FAMILY=family, api_tools=api_tools)
             self.registry = Registry.from_modules([module], core_tools=core_tools())
+            # Every request to a family runs the pipeline: load it with the function, not on its first
+            # call. (The gateway runs it only for core's tools: there it waits for the first of those.)
+            import toolfront.calls.pipeline  # noqa: F401
         self._built: tuple[Settings, CallPipeline] | None = None
         self._rest = RestAdapter(self.pipeline)
         self._mcp: McpEndpoint | None = None
@@ -257,6 +289,7 @@ class FamilyHandler:
             from toolfront.adapters.mcp.endpoint import McpEndpoint
             from toolfront.adapters.mcp.results import ToolCatalog
             from toolfront.adapters.mcp.router import LocalRouter
+            from toolfront.tools.system import all_tools
 
             served = [t for t in all_tools() if t.get("module") in (self.family, "core")]
             self._mcp_settings = settings
@@ -276,10 +309,15 @@ class FamilyHandler:
         return self.pipeline().run(call)
 
     def run_call(self, event: Event, context: Any = None) -> Response:
+        from toolfront.adapters.rest import result_response
+        from toolfront.calls.remote import pipeline_call  # routed MCP calls only
+
         call = pipeline_call(event, str(getattr(context, "invoked_function_arn", "") or ""))
         return result_response(self.run(call), call.request_id)
 
     def run_approved(self, approval_id: str) -> dict[str, Any]:
+        from toolfront.approvals.runner import ApprovedCallRunner  # the workflow's task, not a call's
+
         store = approval_store()
         if store is None:
             raise ConfigurationError(_NO_APPROVALS)

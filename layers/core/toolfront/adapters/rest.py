@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolfront.adapters.http import (
     Event,
@@ -23,10 +23,12 @@ from toolfront.adapters.http import (
     text_response,
 )
 from toolfront.calls.call import Call, CallResult, Entry
-from toolfront.calls.pipeline import CallPipeline
 from toolfront.errors import UnknownToolError
 from toolfront.results import only_binary
 from toolfront.settings import current
+
+if TYPE_CHECKING:  # the adapter is handed its pipeline: whoever builds one imports it
+    from toolfront.calls.pipeline import CallPipeline
 
 logger = logging.getLogger("toolfront.adapters.rest")
 

@@ -21,17 +21,19 @@ import time
 import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from toolfront.approvals.records import Approval
 from toolfront.auth.actors import ActorKind
-from toolfront.auth.authenticator import permissions_of
-from toolfront.auth.keystore import KeyStore
 from toolfront.aws import dynamodb
 from toolfront.aws.clients import client as aws_client
 from toolfront.aws.clients import dynamodb as aws_dynamodb
 from toolfront.errors import ApproverRequiredError, ConfigurationError, InvalidConfirmationError
-from toolfront.oauth.token import post_token_request
+
+# The approvals function imports this module for its cookie's name on every path; what only a
+# signed-in decision needs (the approver's permissions, Cognito's token endpoint) is imported there.
+if TYPE_CHECKING:
+    from toolfront.approvals.records import Approval
+    from toolfront.auth.keystore import KeyStore
 
 APPROVER_PERMISSION = "approver"
 SIGN_IN_SECONDS = 600  # a sign-in must come back within ten minutes
@@ -142,6 +144,8 @@ class ApproverSignIn:
             raise ApproverRequiredError(
                 "this is your own call (or your team's): another approver must decide it (four eyes)"
             )
+        from toolfront.auth.authenticator import permissions_of
+
         principals = self._keys.get_principals(list(approver.groups)) if approver.groups else []
         if APPROVER_PERMISSION not in permissions_of(principals):
             raise ApproverRequiredError(
@@ -167,6 +171,8 @@ class ApproverSignIn:
         return self._client_id
 
     def _exchange(self, code: str, verifier: str, redirect_uri: str) -> dict[str, Any]:
+        from toolfront.oauth.token import post_token_request
+
         fields = {
             "grant_type": "authorization_code",
             "client_id": self.client_id(),

@@ -4,18 +4,22 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolfront.admission.idempotency import fingerprint
-from toolfront.approvals.policy import ConfirmationReason
-from toolfront.approvals.records import Approval, ApprovalStatus, Requester, new_approval_id
-from toolfront.approvals.store import ApprovalStore
-from toolfront.approvals.workflow import Workflow
-from toolfront.auth.actors import Actor, ActorKind
+from toolfront.auth.actors import ActorKind
 from toolfront.calls.redaction import redact
 from toolfront.encoding import rfc3339
 from toolfront.errors import StoreUnavailableError
-from toolfront.tools.definition import Tool
+
+# The pipeline imports the desk; the approvals' records, store and workflow are loaded when a call
+# is first held (wiring builds the store and the workflow it is handed), not by every function.
+if TYPE_CHECKING:
+    from toolfront.approvals.policy import ConfirmationReason
+    from toolfront.approvals.store import ApprovalStore
+    from toolfront.approvals.workflow import Workflow
+    from toolfront.auth.actors import Actor
+    from toolfront.tools.definition import Tool
 
 #: The error a held call ends with when its workflow could not be started.
 WORKFLOW_DOWN = {"code": "unavailable", "message": "the approval workflow could not be started; nothing ran"}
@@ -57,6 +61,8 @@ class ApprovalDesk:
         A workflow that cannot start ends the approval ``failed`` (nothing waits for ever) and
         raises 503.
         """
+        from toolfront.approvals.records import Approval, ApprovalStatus, Requester, new_approval_id
+
         stored = redact(arguments, fields=fields, secrets=secrets)  # no client token, no key
         now = self._clock().replace(microsecond=0)
         approval = Approval(

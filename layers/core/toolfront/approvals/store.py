@@ -10,19 +10,17 @@ import json
 import zlib
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from toolfront.approvals.records import (
-    ALLOWED_FROM,
-    RETENTION,
-    Approval,
-    ApprovalStatus,
-    Requester,
-)
 from toolfront.aws import bodies, dynamodb
 from toolfront.aws import clients as aws
 from toolfront.encoding import parse_rfc3339, rfc3339
 from toolfront.errors import StoreUnavailableError
+
+# Every function with approvals builds a store at its first call (wiring); the records' classes are
+# loaded when an approval is first read or written, which most calls never do.
+if TYPE_CHECKING:
+    from toolfront.approvals.records import Approval, ApprovalStatus, Requester
 
 PARTS_KEPT_SECONDS = 31 * 86400
 #: Reads the ``count`` parts of a large field (its name) of the approval being read.
@@ -55,6 +53,8 @@ class ApprovalStore:
 
     def park(self, approval_id: str, task_token: str, code_hash: str) -> Approval:
         """Keep the workflow's task token and the code's hash with a pending approval."""
+        from toolfront.approvals.records import ApprovalStatus
+
         return self._update(
             approval_id,
             "SET task_token = :token, code_hash = :code",
@@ -65,6 +65,8 @@ class ApprovalStore:
 
     def start_run(self, approval_id: str, now: datetime) -> bool:
         """Mark an approved call as running; False when a run already started (the handler runs once)."""
+        from toolfront.approvals.records import ApprovalStatus
+
         try:
             self._update(
                 approval_id,
@@ -90,6 +92,8 @@ class ApprovalStore:
 
         ``fields`` are stored beside the status: strings as they are, anything else as JSON.
         """
+        from toolfront.approvals.records import ALLOWED_FROM
+
         sets = ["#status = :to", "decided_at = if_not_exists(decided_at, :now)"]
         values: dict[str, Any] = {":to": {"S": to}, ":now": {"S": rfc3339(now)}}
         names = {f"#{name}": name for name in fields}  # "result" and "error" are reserved words
@@ -161,6 +165,8 @@ def _key(approval_id: str) -> dict[str, Any]:
 
 
 def _to_item(a: Approval) -> dict[str, Any]:
+    from toolfront.approvals.records import RETENTION
+
     item: dict[str, Any] = {
         "approval_id": {"S": a.approval_id},
         "tool": {"S": a.tool},
@@ -225,6 +231,8 @@ def _json_field(item: dict[str, Any], name: str, parts: PartsReader | None) -> A
 
 
 def _from_item(item: dict[str, Any], parts: PartsReader | None = None) -> Approval:
+    from toolfront.approvals.records import Approval, ApprovalStatus, Requester
+
     try:
         requester = json.loads(item["requester"]["S"])
         error = _text(item, "error")

@@ -7,11 +7,13 @@ only place that reads it back, and it never leaves the backend (no link, page, l
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from toolfront.approvals.records import Approval
 from toolfront.aws import clients as aws
 from toolfront.errors import StoreUnavailableError
+
+if TYPE_CHECKING:
+    from toolfront.approvals.records import Approval
 
 
 class Workflow:

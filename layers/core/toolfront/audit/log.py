@@ -23,15 +23,20 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from toolfront.audit.records import GENESIS, AuditEntry, Link, record_sha256
 from toolfront.aws import dynamodb
 from toolfront.aws.clients import dynamodb as aws_dynamodb
 from toolfront.encoding import canonical_json, rfc3339
 
+# The pipeline imports the log; the records' classes are loaded by the first record written (a call
+# of a read-only tool, without AuditReads, writes none).
+if TYPE_CHECKING:
+    from toolfront.audit.records import AuditEntry, Link
+
 HEAD_SK = 0
 DEFAULT_RETENTION_DAYS = 400
+GENESIS = "0" * 64  # the "previous hash" of a chain's first record
 
 
 @dataclass(slots=True)
@@ -83,6 +88,8 @@ class AuditLog:
         """The two transaction items of ``entry``'s record, for a transaction of the caller's own
         (at most 98 other items). The chain moves on when the block ends without an exception; on
         one it is left, and the next record starts a new chain."""
+        from toolfront.audit.records import Link, record_sha256
+
         with self._lock:
             chain = self._chain
             content = entry.content()

@@ -19,8 +19,6 @@ from typing import Any
 from toolfront.auth.actors import Actor
 from toolfront.encoding import canonical_json
 
-GENESIS = "0" * 64  # the "previous hash" of a chain's first record
-
 
 class AuditEvent(StrEnum):
     CALL = "call"  # a tool call that got past authentication (its refusals included)
@@ -93,7 +91,7 @@ class Link:
 
     chain: str
     seq: int  # 1, 2, 3, ... in the order the chain's one writer appended them
-    prev_sha256: str  # GENESIS for the first
+    prev_sha256: str  # GENESIS (audit.log) for the first
     prev_at: str | None  # when the record before was written (None for the first)
 
     def as_dict(self) -> dict[str, Any]:

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from toolfront.audit.log import HEAD_SK
-from toolfront.audit.records import GENESIS, Link, record_sha256
+from toolfront.audit.log import GENESIS, HEAD_SK
+from toolfront.audit.records import Link, record_sha256
 from toolfront.aws import dynamodb
 from toolfront.encoding import parse_rfc3339
 

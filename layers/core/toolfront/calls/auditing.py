@@ -14,15 +14,17 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from toolfront.admission.idempotency import fingerprint
-from toolfront.audit.log import AuditLog
-from toolfront.audit.records import AuditActor, AuditEntry, AuditEvent, client_of
-from toolfront.auth.actors import Actor
-from toolfront.calls.call import Call, CallResult
+from toolfront.calls.call import CallResult
 from toolfront.errors import StoreUnavailableError
-from toolfront.tools.definition import Tool
 
+# The pipeline imports this module; the records' classes are loaded by the first audited call.
 if TYPE_CHECKING:
     from toolfront.admission.idempotency import IdempotencyRecord
+    from toolfront.audit.log import AuditLog
+    from toolfront.audit.records import AuditEntry
+    from toolfront.auth.actors import Actor
+    from toolfront.calls.call import Call
+    from toolfront.tools.definition import Tool
 
 logger = logging.getLogger("toolfront.calls.auditing")
 
@@ -103,6 +105,8 @@ class CallAuditor:
         return result
 
     def _entry(self, call: Call, actor: Actor, audit: CallAudit, outcome: Outcome) -> AuditEntry:
+        from toolfront.audit.records import AuditActor, AuditEntry, AuditEvent, client_of
+
         return AuditEntry(
             event=AuditEvent.HELD if outcome.approval_id else AuditEvent.CALL,
             at=self._log.now(),

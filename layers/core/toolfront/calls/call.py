@@ -14,6 +14,12 @@ from typing import Any
 from toolfront.auth.actors import Actor
 from toolfront.errors import ToolfrontError
 
+#: Marks an event that is a task for the function, not an HTTP request (its value names the task).
+#: Here, beside the entries, because every family handler reads it; ``calls.remote`` builds tasks.
+TASK_FIELD = "toolfront_task"
+CALL_TASK = "call"  # an MCP tool call routed to the family that owns the tool
+EXECUTE_TASK = "execute"  # the approval workflow runs an approved call
+
 
 class Entry(StrEnum):
     """Where a call came in (the log line's ``entry``)."""

@@ -1,11 +1,13 @@
 """The request log: one structured JSON line per call, every value through the redaction function,
 which is also the call's CloudWatch metrics (Embedded Metric Format).
 
-Everything else toolfront logs (tracebacks, warnings) goes through the Powertools Logger. The
-per-call line is written directly, in the Powertools JSON shape (level, message, timestamp, service,
-correlation_id, xray_trace_id), because a Powertools record costs ~21 µs against ~4 µs for the same
-line encoded here, and Powertools Metrics would print a second document per call (~17 µs); folding
-the metrics into the line's ``_aws`` block costs a few µs (bench/README.md).
+Everything else toolfront logs (tracebacks, warnings) goes through ``logger``: the standard library's
+``logging`` with a formatter that writes the Powertools Logger's JSON shape (``toolfront.calls.jsonlog``,
+which says why it is not Powertools' own). The per-call line is written directly, in the same shape
+(level, message, timestamp, service, correlation_id, xray_trace_id), because a logging record costs
+~14-21 µs against ~4 µs for the same line encoded here, and Powertools Metrics would print a second
+document per call (~17 µs); folding the metrics into the line's ``_aws`` block costs a few µs
+(bench/README.md).
 """
 
 from __future__ import annotations
@@ -18,14 +20,13 @@ from collections.abc import Collection
 from datetime import UTC, datetime
 from typing import Any
 
-from aws_lambda_powertools.logging import Logger
-
 from toolfront.calls.call import Call, CallResult, Entry
+from toolfront.calls.jsonlog import json_logger
 from toolfront.calls.redaction import mentions_secret_field, redact
 from toolfront.encoding import lenient_json as _encode
 from toolfront.settings import log_settings
 
-logger = Logger(service=log_settings().service, log_uncaught_exceptions=False)
+logger = json_logger(log_settings().service)
 _cold = True
 
 
@@ -33,7 +34,7 @@ def log_call(
     call: Call, result: CallResult, *, duration_ms: float, secrets: Collection[str] = (), cost: int = 0
 ) -> None:
     """Write the call's one log line (and metrics), with its request id as correlation id."""
-    if logger.log_level > logging.INFO:
+    if logger.level > logging.INFO:
         return
     line: dict[str, Any] = {
         "level": "INFO",

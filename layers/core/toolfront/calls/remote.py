@@ -1,7 +1,8 @@
 """A call that runs in another function: the event a family function takes for an MCP tool call.
 
 The gateway's MCP router builds the event from a ``ToolCall``; the family function turns it back
-into the pipeline's ``Call``. Step Functions tasks are marked by the same field.
+into the pipeline's ``Call``. Step Functions tasks are marked by the same field
+(``calls.call.TASK_FIELD``).
 """
 
 from __future__ import annotations
@@ -10,12 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from toolfront.calls.call import Call, Entry
+from toolfront.calls.call import CALL_TASK, TASK_FIELD, Call, Entry
 
-#: Marks an event that is a task for the function, not an HTTP request (its value names the task).
-TASK_FIELD = "toolfront_task"
-CALL_TASK = "call"  # an MCP tool call routed to the family that owns the tool
-EXECUTE_TASK = "execute"  # the approval workflow runs an approved call
 #: The only headers that travel with a routed call: the credentials and the retry key.
 FORWARDED_HEADERS = ("authorization", "x-api-key", "idempotency-key")
 

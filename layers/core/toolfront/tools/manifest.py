@@ -11,10 +11,12 @@ import json
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from toolfront.tools.definition import Annotations
 from toolfront.tools.rules import ADMIN_WRITE_COST, ToolRules
+
+if TYPE_CHECKING:  # imported where an entry is read: the approvals function reads only titles
+    from toolfront.tools.definition import Annotations
 
 MANIFEST_FILE = "manifest.json"
 
@@ -35,6 +37,8 @@ class ToolInfo(ToolRules):
 
     @classmethod
     def of(cls, entry: dict[str, Any]) -> ToolInfo:
+        from toolfront.tools.definition import Annotations
+
         return cls(
             name=str(entry["name"]),
             audience=str(entry["audience"]),

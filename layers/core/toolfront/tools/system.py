@@ -8,17 +8,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from toolfront.approvals.decisions import Decisions
-from toolfront.approvals.records import Approval
-from toolfront.approvals.store import ApprovalStore
-from toolfront.audit.records import decided_by
 from toolfront.auth.access import callable_tools
 from toolfront.auth.actors import Actor, ActorKind
 from toolfront.errors import ConfigurationError, NotFoundError, UnauthenticatedError
 from toolfront.tools.definition import CallContext, Tool
-from toolfront.tools.manifest import load_manifest
+
+if TYPE_CHECKING:  # the approvals are handed in (wiring): a function that lists tools never loads them
+    from toolfront.approvals.decisions import Decisions
+    from toolfront.approvals.records import Approval
+    from toolfront.approvals.store import ApprovalStore
 
 _APPROVAL_ID = {"type": "string", "minLength": 1, "maxLength": 100, "description": "From the 202 answer."}
 _SESSION = {
@@ -72,6 +72,8 @@ class _HeldCalls:
         return self._decisions().cancel(approval).describe()
 
     def confirm_call(self, data: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
+        from toolfront.audit.records import decided_by
+
         decided = self._decisions().decide(
             data["approval_id"],
             data["code"],
@@ -163,7 +165,10 @@ def system_tools(
     ]
 
 
-SYSTEM_MANIFEST = [dict(tool.describe(), module="core") for tool in system_tools()]
+@cache
+def system_manifest() -> list[dict[str, Any]]:
+    """Core's tools as manifest entries, built on first use (a family's call never lists tools)."""
+    return [dict(tool.describe(), module="core") for tool in system_tools()]
 
 
 @cache
@@ -172,4 +177,6 @@ def all_tools() -> list[dict[str, Any]]:
 
     Sorted once per process (the manifest never changes in one); treat the list as read-only.
     """
-    return sorted([*load_manifest()["tools"], *SYSTEM_MANIFEST], key=lambda tool: str(tool["name"]))
+    from toolfront.tools.manifest import load_manifest  # a family's REST call never lists tools
+
+    return sorted([*load_manifest()["tools"], *system_manifest()], key=lambda tool: str(tool["name"]))

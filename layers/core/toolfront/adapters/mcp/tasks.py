@@ -20,7 +20,6 @@ from enum import StrEnum
 from typing import Any
 
 from toolfront.adapters.mcp.results import content_result, error_result, success_result
-from toolfront.approvals.records import RETENTION
 from toolfront.calls.remote import ToolCall
 from toolfront.encoding import parse_rfc3339
 
@@ -168,5 +167,8 @@ def _final_error(approval: dict[str, Any]) -> dict[str, Any]:
 
 def _ttl_ms(created: str, expires: str) -> int:
     """How long the task stays readable: until its approval's expiry, then the approval's retention."""
+    # Imported here: the approvals' records are loaded only once a held call is answered as a task.
+    from toolfront.approvals.records import RETENTION
+
     lifetime = parse_rfc3339(expires) - parse_rfc3339(created)
     return int((lifetime + RETENTION).total_seconds() * 1000) if lifetime > timedelta(0) else 0
