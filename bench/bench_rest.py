@@ -40,20 +40,29 @@ from rest_sanity import EXPECTED_FIRST, EXPECTED_WARM
 
 
 def run(quick: bool = False) -> Section:
-    """The in-process rows, then the subprocess rows, in one section named ``rest``."""
+    """The in-process rows, in the section named ``rest``."""
     section = Section("rest", canary_before=canary())
     with bench_environment():
         rows, found = in_process_rows(quick)
-        cold_rows, cold = subprocess_rows(quick)
-    section.rows = rows + cold_rows
+    section.rows = rows
     section.canary_after = canary()
-    section.extra.update({"n": QUICK_N if quick else FULL_N, "sanity": found, "cold": cold})
-    section.extra["summary"] = summary(found, cold)
+    section.extra.update({"n": QUICK_N if quick else FULL_N, "sanity": found})
+    section.extra["summary"] = summary(found)
     return section
 
 
-def summary(found: dict[str, Any], cold: dict[str, Any]) -> list[str]:
-    """Lines printed under the table: request counts and what the catalogue import spends most on."""
+def run_cold(quick: bool = False) -> Section:
+    """The subprocess rows (every function's cold import, the first calls), in the section ``cold``."""
+    section = Section("cold (fresh subprocesses)", canary_before=canary())
+    with bench_environment():
+        section.rows, cold = subprocess_rows(quick)
+    section.canary_after = canary()
+    section.extra.update({"cold": cold, "summary": cold_summary(cold)})
+    return section
+
+
+def summary(found: dict[str, Any]) -> list[str]:
+    """Lines printed under the table: request counts and where toolfront's own time goes."""
 
     lines = [
         "rest: DynamoDB requests per call (provide-client-params.dynamodb):"
@@ -74,9 +83,15 @@ def summary(found: dict[str, Any], cold: dict[str, Any]) -> list[str]:
     lines.append(
         f"rest: toolfront core by function (cProfile cumulative share, client answering at once): {profile}"
     )
+    return lines
+
+
+def cold_summary(cold: dict[str, Any]) -> list[str]:
+    """Lines printed under the table: what the catalogue and gateway imports spend most on."""
+    lines = []
     gc_ms = statistics.median(cold["import_gc_ms"])
     lines.append(
-        "rest: import of catalogue app.py beyond the floor, -X importtime top cumulative"
+        "cold: import of catalogue app.py beyond the floor, -X importtime top cumulative"
         f" (median ms, module <- importer); garbage collection takes {gc_ms:.1f} ms of it (mostly one"
         " generation-2 pass) and counts as self time of whichever module is importing then:"
     )
@@ -88,7 +103,7 @@ def summary(found: dict[str, Any], cold: dict[str, Any]) -> list[str]:
     for name in ("catalogue", "gateway"):
         by_package = cold[f"importtime_{name}"]["self_ms_by_package"]
         lines.append(
-            f"rest: {name} import, self ms by package: "
+            f"cold: {name} import, self ms by package: "
             + ", ".join(f"{p} {ms:.1f}" for p, ms in list(by_package.items())[:8])
         )
     return lines
@@ -97,6 +112,6 @@ def summary(found: dict[str, Any], cold: dict[str, Any]) -> list[str]:
 if __name__ == "__main__":
     from harness import format_table
 
-    result = run(quick="--quick" in sys.argv)
-    print(format_table([result]))
-    print("\n".join(result.extra["summary"]))
+    results = [run(quick="--quick" in sys.argv), run_cold(quick="--quick" in sys.argv)]
+    print(format_table(results))
+    print("\n".join(line for result in results for line in result.extra["summary"]))

@@ -1,7 +1,7 @@
 """Run every bench, print one table and write ``bench/results/latest.json``.
 
 Usage: ``.venv/bin/python bench/run.py [--quick] [--only NAME] [--out PATH] [--strict] [--compare FILE]``,
-NAME one of validation, registry, rest, requests, approvals, mcp, mcp_hop, results, families, audit,
+NAME one of validation, registry, rest, cold, requests, approvals, mcp, mcp_hop, results, families, audit,
 peer (``make bench`` runs the full set). ``--quick`` is a smoke run with small n (about 30 s); the full
 run takes about six minutes on this VM. ``--strict`` exits 1 when a row misses its target. ``--compare FILE``
 prints every row beside an earlier run's (a ``latest.json`` kept aside). The calls' log lines are
@@ -41,6 +41,7 @@ BENCHES = {
     "validation": bench_validation.run,
     "registry": bench_registry.run,
     "rest": bench_rest.run,
+    "cold": bench_rest.run_cold,
     "requests": bench_requests.run,
     "approvals": bench_approvals.run,
     "mcp": bench_mcp.run,
