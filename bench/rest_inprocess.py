@@ -320,30 +320,34 @@ def _request_specs(
     """botocore's client-side cost of each request a warm call makes, and the wire's of toolfront's."""
     from botocore import xform_name
 
-    def per_request(operation: str) -> Spec:
-        method = getattr(client, xform_name(operation))
+    def per_request(operation: str, on: Any, prefix: str, label: str, **extra: Any) -> Spec:
+        method = getattr(on, xform_name(operation))
         return Spec(
-            f"bc_{xform_name(operation)}",
-            f"botocore {xform_name(operation)} (canned send), per request",
+            f"{prefix}{xform_name(operation)}",
+            f"{label} {xform_name(operation)} (canned send), per request",
             lambda params: method(**params),
             n,
             arg=requests[operation],
-            note=_describe_request(operation, requests[operation]),
+            **extra,
         )
 
-    def per_wire_request(operation: str) -> Spec:
-        method = getattr(wire, xform_name(operation))
-        return Spec(
-            f"wire_{xform_name(operation)}",
-            f"toolfront's wire {xform_name(operation)} (canned send), per request",
-            lambda params: method(**params),
-            n,
-            arg=requests[operation],
-            baseline=f"bc_{xform_name(operation)}",
-            note="aws.wire: the same request signed and sent without botocore's per-request machinery",
-        )
-
-    return [*(per_request(op) for op in requests), *(per_wire_request(op) for op in warm)]
+    return [
+        *(
+            per_request(op, client, "bc_", "botocore", note=_describe_request(op, requests[op]))
+            for op in requests
+        ),
+        *(
+            per_request(
+                op,
+                wire,
+                "wire_",
+                "toolfront's wire",
+                baseline=f"bc_{xform_name(op)}",
+                note="aws.wire: the same request signed and sent without botocore's per-request machinery",
+            )
+            for op in warm
+        ),
+    ]
 
 
 def _describe_request(operation: str, params: dict[str, Any]) -> str:

@@ -87,18 +87,7 @@ def import_in_fresh_interpreter(function: str, env: dict[str, str], *, serve: bo
         serve=serve,
         mark=MARK,
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, f"importing functions/{function}/app.py failed:\n{done.stderr[-3000:]}"
-    line = next(line for line in reversed(done.stdout.splitlines()) if line.startswith(MARK))
-    found: dict[str, Any] = json.loads(line[len(MARK) :])
+    found = _child(function, code, env)
     assert found["before"] == [], f"loaded at interpreter start-up, so the check cannot tell: {found}"
     return found
 
@@ -173,19 +162,7 @@ def import_after_the_floor(function: str) -> dict[str, Any]:
         mark=MARK,
     )
     env = {**bare_environment(), "AWS_ACCESS_KEY_ID": "x", "AWS_SECRET_ACCESS_KEY": "x"}
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, f"importing functions/{function}/app.py failed:\n{done.stderr[-3000:]}"
-    line = next(line for line in reversed(done.stdout.splitlines()) if line.startswith(MARK))
-    found: dict[str, Any] = json.loads(line[len(MARK) :])
-    return found
+    return _child(function, code, env)
 
 
 def test_every_function_has_its_import_rules() -> None:
@@ -209,3 +186,21 @@ def test_import_freezes_what_was_loaded_before_it(function: str) -> None:
 def test_a_family_loads_its_pipeline_with_the_function(function: str) -> None:
     """Not on the first request: the init phase is where a cold start's fixed work belongs."""
     assert import_after_the_floor(function)["pipeline"] is True
+
+
+def _child(function: str, code: str, env: dict[str, str]) -> dict[str, Any]:
+    """Run ``code`` (which imports ``functions/<function>/app.py``) in a fresh interpreter; what it
+    printed after ``MARK``."""
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, f"importing functions/{function}/app.py failed:\n{done.stderr[-3000:]}"
+    line = next(line for line in reversed(done.stdout.splitlines()) if line.startswith(MARK))
+    found: dict[str, Any] = json.loads(line[len(MARK) :])
+    return found
