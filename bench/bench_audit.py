@@ -48,7 +48,7 @@ from rest_fixture import (
     recording,
 )
 from rest_fixture import load_family as load_bench_family
-from rest_rows import BudgetRow, derived
+from rest_rows import count_row, derived
 
 sys.path.insert(0, str(ROOT))
 
@@ -162,16 +162,10 @@ def request_rows(counts: dict[str, dict[str, list[str]]]) -> list[Row]:
         on, off = len(counts["on"][kind]), len(counts["off"][kind])
         extra = float(on - off)
         rows.append(
-            BudgetRow(
-                key=f"audit.requests.{kind}",
-                label=f"extra requests with audit: {what} (on {on}, off {off})",
-                unit="req",
-                n=1,
-                rounds=1,
-                median=extra,
-                min=extra,
-                p99=extra,
-                round_medians=[extra],
+            count_row(
+                f"audit.requests.{kind}",
+                f"extra requests with audit: {what} (on {on}, off {off})",
+                extra,
                 target=target,
                 note=f"{note}; moto, provide-client-params.dynamodb",
             )

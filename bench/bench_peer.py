@@ -57,6 +57,7 @@ from rest_fixture import (
     load_family,
     log_stream,
 )
+from rest_rows import count_row
 
 AUDIT_TABLE = "AuditTable"
 PEER_ENV = {
@@ -345,16 +346,11 @@ def request_rows(requests: dict[str, dict[str, list[str]]]) -> list[Row]:
         for side in ("peer", "toolfront"):
             count = float(len(requests[side][kind]))
             rows.append(
-                Row(
-                    key=f"peer.requests.{kind}.{side}",
-                    label=f"{side}: DynamoDB requests, {what}",
-                    unit="req",
-                    n=1,
-                    rounds=1,
-                    median=count,
-                    min=count,
-                    p99=count,
-                    round_medians=[count],
+                count_row(
+                    f"peer.requests.{kind}.{side}",
+                    f"{side}: DynamoDB requests, {what}",
+                    count,
+                    kind=Row,
                     baseline=f"peer.requests.{kind}.peer" if side == "toolfront" else None,
                     target=REQUEST_TARGET if side == "toolfront" else None,
                     note=counts_text(Counter(requests[side][kind])) + "; provide-client-params.dynamodb",

@@ -19,7 +19,7 @@ from typing import Any
 
 from harness import Section, canary
 from moto_tables import moto_tables
-from rest_rows import BudgetRow
+from rest_rows import count_row
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -144,16 +144,10 @@ def run(quick: bool = False) -> Section:
     for name, (label, target) in TARGETS.items():
         mine = counts[name]["toolfront"]
         section.rows.append(
-            BudgetRow(
-                key=f"requests.{name}",
-                label=f"toolfront's DynamoDB requests: {label}",
-                unit="req",
-                n=1,
-                rounds=1,
-                median=mine,
-                min=mine,
-                p99=mine,
-                round_medians=[mine],
+            count_row(
+                f"requests.{name}",
+                f"toolfront's DynamoDB requests: {label}",
+                mine,
                 target=target,
                 note=f"{counts[name]['toolfront_operations']} + the handler's {counts[name]['handler']}"
                 "; moto, provide-client-params.dynamodb",

@@ -110,3 +110,20 @@ def in_situ_rows(
         )
         for key, label, _fn, baseline, note in specs
     ]
+
+
+def count_row(key: str, label: str, count: float, *, kind: type[Row] = BudgetRow, **fields: Any) -> Row:
+    """A row holding one count (requests per call: counted once, not timed), so its median, min,
+    p99 and only round are the count; ``fields``: ``target``, ``baseline``, ``note``."""
+    return kind(
+        key=key,
+        label=label,
+        unit="req",
+        n=1,
+        rounds=1,
+        median=count,
+        min=count,
+        p99=count,
+        round_medians=[count],
+        **fields,
+    )
