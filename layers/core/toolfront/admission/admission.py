@@ -18,11 +18,12 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from toolfront.admission.idempotency import Claim, Replay, outcome_of_conflict
-from toolfront.admission.keyed import KeyRead, dead_key, key_bucket
+from toolfront.admission.keyed import KeyRead, key_bucket
 from toolfront.admission.ratelimit import (
     WINDOW_US,
     BucketItem,
@@ -34,6 +35,8 @@ from toolfront.admission.ratelimit import (
     over_budget,
 )
 from toolfront.auth.actors import Actor, ActorKind
+from toolfront.auth.authenticator import dead_key
+from toolfront.auth.keyitems import key_from_item
 from toolfront.aws import bodies, dynamodb
 from toolfront.aws import clients as aws
 from toolfront.errors import RateLimitedError, StoreUnavailableError, TooManyPendingApprovalsError
@@ -202,7 +205,8 @@ class Admission:
         self, write: BucketWrite, item: BucketItem, old: dict[str, Any] | None
     ) -> RateDecision | Form:
         if not item.expires:  # a key's item: the key may have died since it was read
-            refusal = dead_key(old, write.now_us)
+            now = datetime.fromtimestamp(write.now_us / 1_000_000, UTC)
+            refusal = dead_key(key_from_item(old) if old and "key_id" in old else None, now)
             if refusal is not None:
                 raise refusal
         return write.after_failure(old)

@@ -21,7 +21,6 @@ record), and a first call claims in one more (3 with its answer).
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -51,11 +50,10 @@ from toolfront.auth.keys import ParsedKey, hash_secret
 from toolfront.auth.keystore import KeyStore
 from toolfront.aws import clients as aws
 from toolfront.aws import dynamodb
-from toolfront.errors import RateLimitedError, StoreUnavailableError, UnauthenticatedError
+from toolfront.errors import RateLimitedError, StoreUnavailableError
 from toolfront.settings import RateLimits
 
 _ATTEMPTS = 6  # a wrong guess of the bucket's form or the key's limit costs one more; both are rare
-_SEEN_LIMITS = 4096
 #: The key is live (``:now`` is the bucket write's own clock, in µs like ``expires_us``).
 LIVE = f"attribute_not_exists({REVOKED_AT}) AND (attribute_not_exists({EXPIRES_US}) OR {EXPIRES_US} > :now)"
 
@@ -100,17 +98,6 @@ def key_bucket(table: str, key_id: str) -> BucketItem:
     return BucketItem(table, key_key(key_id), expires=False, condition=f"attribute_exists(key_id) AND {LIVE}")
 
 
-def dead_key(old: dict[str, Any] | None, now_us: int) -> UnauthenticatedError | None:
-    """The 401 for a key whose bucket write failed because the key is gone, revoked or expired."""
-    if old is None or "key_id" not in old:
-        return UnauthenticatedError("the API key is not valid")
-    if REVOKED_AT in old:
-        return UnauthenticatedError("this API key has been revoked")
-    if EXPIRES_US in old and int(old[EXPIRES_US]["N"]) <= now_us:
-        return UnauthenticatedError("this API key has expired")
-    return None
-
-
 class KeyGate:
     """Admits keyed calls with one conditional write each (see the module docstring)."""
 
@@ -132,7 +119,6 @@ class KeyGate:
         self._limits = limits
         self._memory = memory
         self._client = client
-        self._own_limits: OrderedDict[str, int | None] = OrderedDict()  # a key's limit, as last seen
 
     def admit(self, parsed: ParsedKey, demand: Demand) -> KeyedAdmission | None:
         """Authenticate, authorize and spend; raises the 401 that applies, or 503.
@@ -141,7 +127,7 @@ class KeyGate:
         (``Authenticator`` then ``Admission``) refuses in the contract's words.
         """
         bucket, hashed = f"{ActorKind.KEY}#{parsed.key_id}", hash_secret(parsed.secret)
-        own_limit = self._own_limits.get(parsed.key_id)
+        own_limit = self._memory.own_limit(bucket)
         write = self._memory.plan(bucket, own_limit or self._limits.admin_per_minute, demand.cost)
         for _ in range(_ATTEMPTS):
             if write.increment_us > WINDOW_US:
@@ -241,7 +227,7 @@ class KeyGate:
         if not demand.may(actor):
             return KeyedAdmission(actor)
         if actor.rate_limit != own_limit:  # the key's own limit, learnt: plan again with it
-            self._remember_limit(parsed.key_id, actor.rate_limit)
+            self._memory.remember_limit(write.bucket, actor.rate_limit)
             limit = actor.rate_limit or self._limits.admin_per_minute
             return actor.rate_limit, self._memory.plan(write.bucket, limit, write.cost)
         outcome = write.after_failure(old)
@@ -249,9 +235,3 @@ class KeyGate:
             self._memory.remember(write.bucket, write.now_us + WINDOW_US)  # busy: drain next time
             return KeyedAdmission(actor, refused=over_budget(write, outcome))
         return own_limit, BucketWrite(outcome, write.bucket, write.limit, write.cost, self._memory.clock_us())
-
-    def _remember_limit(self, key_id: str, limit: int | None) -> None:
-        self._own_limits[key_id] = limit
-        self._own_limits.move_to_end(key_id)
-        if len(self._own_limits) > _SEEN_LIMITS:
-            self._own_limits.popitem(last=False)

@@ -160,10 +160,12 @@ def _seconds(us: int) -> int:
 
 
 class BucketMemory:
-    """The last ``tat`` this process saw per bucket, to guess the write's form (bounded LRU)."""
+    """What this process last saw of each bucket (bounded LRUs): its ``tat``, to guess the write's
+    form, and a key's own limit, to plan the write that also checks it (``admission.keyed``)."""
 
     def __init__(self, clock_us: Callable[[], int] = lambda: time.time_ns() // 1000) -> None:
         self._tat: OrderedDict[str, int] = OrderedDict()
+        self._limits: OrderedDict[str, int | None] = OrderedDict()
         self.clock_us = clock_us
 
     def plan(self, bucket: str, limit: int, cost: int) -> BucketWrite:
@@ -176,7 +178,18 @@ class BucketMemory:
         return self._tat.get(bucket)
 
     def remember(self, bucket: str, tat: int) -> None:
-        self._tat[bucket] = tat
-        self._tat.move_to_end(bucket)
-        if len(self._tat) > _SEEN_BUCKETS:
-            self._tat.popitem(last=False)
+        _keep(self._tat, bucket, tat)
+
+    def own_limit(self, bucket: str) -> int | None:
+        """The limit last seen on a key's bucket (None: the audience's default, or not seen yet)."""
+        return self._limits.get(bucket)
+
+    def remember_limit(self, bucket: str, limit: int | None) -> None:
+        _keep(self._limits, bucket, limit)
+
+
+def _keep(recent: OrderedDict[str, Any], key: str, value: Any) -> None:
+    recent[key] = value
+    recent.move_to_end(key)
+    if len(recent) > _SEEN_BUCKETS:
+        recent.popitem(last=False)

@@ -48,13 +48,22 @@ def live_key(parsed: ParsedKey, record: KeyRecord | None, now: datetime) -> KeyR
     refusal takes as long whatever the reason: key ids cannot be probed by timing.
     """
     matches = secret_matches(parsed.secret, record.secret_hash if record else _NO_HASH)
-    if record is None or not matches:
-        raise UnauthenticatedError(INVALID_KEY)
-    if record.revoked_at is not None:
-        raise UnauthenticatedError("this API key has been revoked")
-    if not record.usable_at(now):
-        raise UnauthenticatedError("this API key has expired")
+    refusal = dead_key(record if matches else None, now)
+    if refusal is not None:
+        raise refusal
+    assert record is not None  # dead_key refuses a missing record
     return record
+
+
+def dead_key(record: KeyRecord | None, now: datetime) -> UnauthenticatedError | None:
+    """The 401 for a key that is gone (or was never there), revoked or expired; None when it is live."""
+    if record is None:
+        return UnauthenticatedError(INVALID_KEY)
+    if record.revoked_at is not None:
+        return UnauthenticatedError("this API key has been revoked")
+    if not record.usable_at(now):
+        return UnauthenticatedError("this API key has expired")
+    return None
 
 
 def actor_for_key(record: KeyRecord, permissions: frozenset[str]) -> Actor:

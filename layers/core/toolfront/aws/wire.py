@@ -90,7 +90,6 @@ class Wire:
         self._credentials = client._request_signer._credentials  # botocore's, refreshed by it
         self._keys: tuple[str, str, bytes] | None = None  # (secret, date, signing key)
         self._http: Any = None
-        self._models: dict[str, Any] = {}
         for method, name in OPERATIONS.items():
             setattr(self, method, _Operation(self, name))
 
@@ -103,7 +102,7 @@ class Wire:
         Like botocore, it first offers the parameters to ``provide-client-params`` (whose handlers
         may replace them: tests inject faults there) and refuses a write during a dry run.
         """
-        model = self._model(operation)
+        model = self.meta.service_model.operation_model(operation)  # cached by botocore
         refuse_writes_in_dry_run(model)
         _, replaced = self._events.emit_until_response(
             f"provide-client-params.dynamodb.{operation}", params=request, model=model, context={}
@@ -196,12 +195,6 @@ class Wire:
             key = hmac.new(key, part.encode(), "sha256").digest()
         self._keys = (secret, date, key)
         return key
-
-    def _model(self, operation: str) -> Any:
-        found = self._models.get(operation)
-        if found is None:
-            found = self._models[operation] = self.meta.service_model.operation_model(operation)
-        return found
 
     def _session(self) -> Any:
         """The HTTP session (connection pool, TLS, proxies, timeouts), made on the first real send."""
