@@ -24,9 +24,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from toolfront.auth.actors import ActorKind
+from toolfront.aws import clients as aws
 from toolfront.aws import dynamodb
-from toolfront.aws.clients import client as aws_client
-from toolfront.aws.clients import dynamodb as aws_dynamodb
 from toolfront.errors import ApproverRequiredError, ConfigurationError, InvalidConfirmationError
 
 # The approvals function imports this module for its cookie's name on every path; what only a
@@ -53,6 +52,8 @@ class Approver:
 class ApproverSignIn:
     """Sign-in, sessions and the four-eyes rule for one deployment's approvers."""
 
+    client = aws.LazyClient("dynamodb")
+
     def __init__(
         self,
         table: str,
@@ -69,12 +70,6 @@ class ApproverSignIn:
         self._client_name, self._keys, self._region = client_name, keys, region
         self._client, self._clock = client, clock
         self._client_id: str | None = None
-
-    @property
-    def client(self) -> Any:
-        if self._client is None:
-            self._client = aws_dynamodb()
-        return self._client
 
     def start(self, return_to: str, base_url: str) -> str:
         """Remember where to come back to; answer the managed login's URL to send the person to."""
@@ -156,7 +151,7 @@ class ApproverSignIn:
     def client_id(self) -> str:
         """The approvers' app client, found by its name once per process."""
         if self._client_id is None:
-            cognito = aws_client("cognito-idp")
+            cognito = aws.client("cognito-idp")
             request: dict[str, Any] = {"UserPoolId": self._pool, "MaxResults": 60}
             while self._client_id is None:
                 page = cognito.list_user_pool_clients(**request)

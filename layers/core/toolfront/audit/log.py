@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from toolfront.aws import clients as aws
 from toolfront.aws import dynamodb
-from toolfront.aws.clients import dynamodb as aws_dynamodb
 from toolfront.encoding import canonical_json, rfc3339
 
 # The pipeline imports the log; the records' classes are loaded by the first record written (a call
@@ -52,6 +52,8 @@ class _Chain:
 class AuditLog:
     """Appends this process's audit records to its own chain in ``table``."""
 
+    client = aws.LazyClient("dynamodb")
+
     def __init__(
         self,
         table: str,
@@ -68,12 +70,6 @@ class AuditLog:
         self._clock = clock
         self._lock = threading.Lock()
         self._chain = _Chain(_new_chain_id())
-
-    @property
-    def client(self) -> Any:
-        if self._client is None:
-            self._client = aws_dynamodb()
-        return self._client
 
     def now(self) -> datetime:
         return self._clock()
