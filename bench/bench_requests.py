@@ -28,7 +28,7 @@ from tests.aws import seed  # noqa: E402
 from tests.conftest import load_family  # noqa: E402
 from toolfront.aws import clients as aws  # noqa: E402
 
-#: DESIGN.md section 15: the most requests of toolfront's own per kind of call.
+#: The most requests of toolfront's own per kind of call (docs/performance.md, "Targets", item 10).
 TARGETS = {
     "keyed_read": ("a read with an API key (catalogue.get_product)", 1),
     "keyed_write": ("a write with an idempotency key, first call (catalogue.create_product)", 3),

@@ -10,7 +10,7 @@ from rest_fixture import PRODUCT, FakeContext, counting, event_headers, load_fam
 
 #: Requests per warm call the subtraction expects (counted with ``provide-client-params.dynamodb``).
 #: Warm: the key's one conditional UpdateItem (it authenticates, checks the key is live, that it
-#: may call the tool, and spends from its bucket; DESIGN.md section 15), the product's GetItem.
+#: may call the tool, and spends from its bucket; docs/performance.md, item 10), the product's GetItem.
 EXPECTED_WARM = {"UpdateItem": 1, "GetItem": 1}
 #: First: the same (nothing is remembered that would save a request).
 EXPECTED_FIRST = {"UpdateItem": 1, "GetItem": 1}

@@ -1,11 +1,12 @@
 """DynamoDB requests signed and sent without botocore's per-request machinery.
 
-Why by hand (DESIGN.md section 15; ``bench/run.py --only peer``): botocore spends ~250-300 µs of
-CPU per DynamoDB request on this machine before and after the network (parameter validation,
-endpoint rules, a dozen events, SigV4 over its generic header model, parsing by the service model),
-more than everything else a call does. DynamoDB's protocol is one SigV4-signed ``POST`` of JSON per
-operation whose body and answer already are the low-level client's shapes (binary values aside,
-which travel as base64), so ``Wire`` sends exactly what botocore sends for a fraction of the CPU.
+Why by hand (docs/performance.md, "Targets", item 10; ``bench/run.py --only peer``): botocore
+spends ~250-400 µs of CPU per DynamoDB request on this machine before and after the network
+(validation, endpoint rules, a dozen events, SigV4 over its generic header model, parsing by the
+service model), more than everything else a call does. DynamoDB's protocol is one SigV4-signed
+``POST`` of JSON per operation whose body and answer already are the low-level client's shapes
+(binary values aside, which travel as base64), so ``Wire`` sends exactly what botocore sends for a
+fraction of the CPU.
 
 The rest stays botocore's: the client ``Wire`` wraps supplies the endpoint (the region's, or
 ``AWS_ENDPOINT_URL``'s: the local moto server), the credentials (refreshed as botocore refreshes
