@@ -53,6 +53,7 @@ from rest_fixture import (
     bench_tables,
     counting,
     counts_text,
+    environment,
     load_event,
     load_family,
     log_stream,
@@ -200,22 +201,8 @@ _ERROR = "com.amazonaws.dynamodb.v20120810#"
 @contextmanager
 def _environment() -> Iterator[None]:
     """The rest bench's environment, auditing on, and the peer's tables."""
-    from toolfront import wiring
-
-    extra = {"TOOLFRONT_AUDIT_TABLE": AUDIT_TABLE, **PEER_ENV}
-    with bench_environment():
-        saved = {name: os.environ.get(name) for name in extra}
-        os.environ.update(extra)
-        wiring.reset()
-        try:
-            yield
-        finally:
-            for name, value in saved.items():
-                if value is None:
-                    os.environ.pop(name, None)
-                else:
-                    os.environ[name] = value
-            wiring.reset()
+    with bench_environment(), environment({"TOOLFRONT_AUDIT_TABLE": AUDIT_TABLE, **PEER_ENV}):
+        yield
 
 
 def _load_peer(client: Any) -> Any:

@@ -141,9 +141,17 @@ def load_family(name: str) -> types.ModuleType:
 @contextmanager
 def bench_environment() -> Iterator[None]:
     """The bench's environment variables, and toolfront's per-process state fresh before and after."""
-    saved = {name: os.environ.get(name) for name in (*ENV, *UNSET)}
-    os.environ.update(ENV)
-    for name in UNSET:
+    with environment(ENV, unset=UNSET):
+        yield
+
+
+@contextmanager
+def environment(values: dict[str, str], *, unset: tuple[str, ...] = ()) -> Iterator[None]:
+    """``values`` set and ``unset`` removed while the block runs, then put back as they were; toolfront's
+    per-process state (settings, wiring) read anew on entering and on leaving."""
+    saved = {name: os.environ.get(name) for name in (*values, *unset)}
+    os.environ.update(values)
+    for name in unset:
         os.environ.pop(name, None)
     _reset_toolfront()
     try:
@@ -158,15 +166,11 @@ def bench_environment() -> Iterator[None]:
 
 
 def _reset_toolfront() -> None:
-    from toolfront import settings, wiring
+    from toolfront import wiring
     from toolfront.aws import clients as aws
 
     aws.reset_clients()
-    settings.current.cache_clear()
-    for name in ("authenticator", "admission"):  # the process's memories (admission: if it exists)
-        cached = getattr(wiring, name, None)
-        if cached is not None:
-            cached.cache_clear()
+    wiring.reset()  # the settings and every process-wide object built from them
 
 
 @contextmanager
