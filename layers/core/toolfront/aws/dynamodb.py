@@ -1,26 +1,20 @@
 """DynamoDB failures, told apart once for every store: a failed condition, or a store that is down.
 
 A failed condition is an answer (it carries the old item when asked with
-``ReturnValuesOnConditionCheckFailure``); throttling, a 5xx or no connection mean "retry shortly"
-(503); anything else DynamoDB refuses is a bug in the request and stays a 500, logged in full.
+``ReturnValuesOnConditionCheckFailure``); throttling, a 5xx, no connection, and an answer that is
+not DynamoDB's (an HTML error page, a 200 that cannot be read) mean "retry shortly" (503); anything
+else DynamoDB refuses is a bug in the request and stays a 500, logged in full.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from toolfront.aws.wire import RETRIED_CODES, UnreadableAnswerError
 from toolfront.errors import StoreUnavailableError
 
-UNAVAILABLE_CODES = frozenset(
-    {
-        "ProvisionedThroughputExceededException",
-        "ThrottlingException",
-        "RequestLimitExceeded",
-        "InternalServerError",
-        "ServiceUnavailable",
-        "TransactionInProgressException",
-    }
-)
+#: What the wire retries (botocore's standard mode), and a 5xx's own codes.
+UNAVAILABLE_CODES = RETRIED_CODES | {"InternalServerError", "ServiceUnavailable"}
 CONDITION_FAILED = "ConditionalCheckFailedException"
 TRANSACTION_CANCELED = "TransactionCanceledException"
 
@@ -55,13 +49,16 @@ def translated(exc: Exception) -> Exception:
 
     response = getattr(exc, "response", None)
     if isinstance(response, dict):
-        code = response.get("Error", {}).get("Code")
+        code = str(response.get("Error", {}).get("Code", ""))
         if code == CONDITION_FAILED:
             return ConditionFailedError(response.get("Item"))
         if code == TRANSACTION_CANCELED:
             return TransactionCanceledError(response.get("CancellationReasons", []))
-        if code in UNAVAILABLE_CODES or response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) >= 500:
+        # A code that is only a status: the body was not DynamoDB's JSON but a page from something
+        # on the way (a proxy's or a load balancer's HTML), which botocore names by its status.
+        status = response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0)
+        if code in UNAVAILABLE_CODES or status >= 500 or code.isdigit():
             return StoreUnavailableError("a store did not answer; retry shortly")
-    if isinstance(exc, BotoCoreError):
+    if isinstance(exc, BotoCoreError | UnreadableAnswerError):
         return StoreUnavailableError("a store did not answer; retry shortly")
     return exc

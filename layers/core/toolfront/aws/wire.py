@@ -14,9 +14,10 @@ them) and the timeouts; every request passes that client's ``provide-client-para
 ``before-send`` events as botocore's do, so moto's in-process mock, the benches' canned DynamoDB,
 request counters and injected faults see it as they see botocore's (the other events, which only
 serve botocore's own machinery, are not emitted). A failure is raised as botocore's ``ClientError``
-with botocore's response shape, so ``aws.dynamodb.translated`` reads it unchanged. Throttling, a
-5xx, a CRC32 mismatch and a connection error are retried as botocore's standard mode does (3
-attempts, full-jitter backoff).
+with botocore's response shape, so ``aws.dynamodb.translated`` reads it unchanged; an answer that
+cannot be read at all is ``UnreadableAnswerError``. Retries are botocore's standard mode (see
+``_retry_kind``), and ``TransactWriteItems`` carries the ``ClientRequestToken`` botocore adds, the
+same on every attempt, so a resent transaction whose first answer was lost is not applied twice.
 Any other method (``describe_table``...) is the wrapped client's own.
 """
 
@@ -28,7 +29,9 @@ import hmac
 import json
 import random
 import time
+import uuid
 import zlib
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -47,20 +50,69 @@ OPERATIONS = {
     "query": "Query",
     "scan": "Scan",
 }
-ATTEMPTS = 3  # botocore's standard retry mode
-_BACKOFF_S = 0.025  # first retry within 25 ms, doubling (full jitter)
-_RETRIED_CODES = frozenset(
+# Retries as botocore's standard mode makes them (botocore/retries/standard.py and special.py, as
+# of botocore 1.44): keep these in step with it. The attempts are the wrapped client's
+# (``total_max_attempts``: toolfront's Config says ``max_attempts: 3``, which botocore counts as
+# retries, so 4 in all); ``ATTEMPTS`` when its Config says nothing (``_SERVICE_MAX_ATTEMPTS``).
+ATTEMPTS = 4
+_THROTTLING_BASE_S = 1.0  # ExponentialBackoff: throttling_base_scale
+_TRANSIENT_BASE_S = 0.025  # non_throttling_base_scale for dynamodb
+_MAX_BACKOFF_S = 20.0
+_RETRY_AFTER_MAX_EXTRA_S = 5.0  # an x-amz-retry-after raises the delay up to 5 s above it
+_RETRY_COST, _THROTTLING_RETRY_COST, _NO_RETRY_INCREMENT = 14, 5, 1  # RetryQuotaChecker
+_TRANSIENT_CODES = frozenset({"RequestTimeout", "RequestTimeoutException", "PriorRequestNotComplete"})
+_TRANSIENT_STATUSES = frozenset({500, 502, 503, 504})
+_THROTTLING_CODES = frozenset(
     {
+        "Throttling",
         "ThrottlingException",
+        "ThrottledException",
+        "RequestThrottledException",
+        "TooManyRequestsException",
         "ProvisionedThroughputExceededException",
-        "RequestLimitExceeded",
         "TransactionInProgressException",
-        "InternalServerError",
-        "ServiceUnavailable",
+        "RequestLimitExceeded",
+        "BandwidthLimitExceeded",
+        "LimitExceededException",
+        "RequestThrottled",
+        "SlowDown",
+        "PriorRequestNotComplete",
+        "EC2ThrottledException",
     }
+)
+_THROTTLING, _TRANSIENT = "throttling", "transient"
+#: Every error code the wire retries (DynamoDB's only error modeled as retryable included): once the
+#: attempts are spent, each means "retry shortly" (``aws.dynamodb.translated``).
+RETRIED_CODES = _THROTTLING_CODES | _TRANSIENT_CODES | {"ReplicatedWriteConflictException"}
+# A 200 that cannot be read may have been applied: resent only where a second request is harmless.
+# Reads are; so is TransactWriteItems, whose resend carries the first one's ClientRequestToken and
+# which DynamoDB then answers without writing again. PutItem, UpdateItem, DeleteItem and
+# BatchWriteItem are not: resent, a conditional write fails its own condition (a false refusal)
+# and an ADD counts twice. botocore resends them on a CRC32 mismatch (RetryDDBChecksumError); the
+# wire stops there instead, and the caller hears "unavailable": the outcome is unknown.
+_RESENT_AFTER_200 = frozenset(
+    {"GetItem", "BatchGetItem", "Query", "Scan", "TransactGetItems", "TransactWriteItems"}
 )
 _TARGET = "DynamoDB_20120810."
 _CONTENT_TYPE = "application/x-amz-json-1.0"
+
+
+class UnreadableAnswerError(Exception):
+    """DynamoDB answered, but with a body that cannot be read (not its JSON, or cut short so that
+    its CRC32 fails). A write may have been applied; ``aws.dynamodb.translated`` reads it as a store
+    that did not answer."""
+
+    def __init__(self, operation: str, status: int, why: str) -> None:
+        super().__init__(f"the answer to {operation} (HTTP {status}) could not be read: {why}")
+
+
+class _Failure:
+    """An attempt that failed: what to raise, and whether (and how) botocore would retry it."""
+
+    __slots__ = ("error", "kind", "retry_after_s")
+
+    def __init__(self, error: Exception, kind: str | None, retry_after_s: float | None = None) -> None:
+        self.error, self.kind, self.retry_after_s = error, kind, retry_after_s
 
 
 class _Operation:
@@ -76,9 +128,21 @@ class _Operation:
 
 
 class Wire:
-    """The operations of ``OPERATIONS`` on DynamoDB's wire; everything else is ``client``'s."""
+    """The operations of ``OPERATIONS`` on DynamoDB's wire; everything else is ``client``'s.
 
-    def __init__(self, client: Any) -> None:
+    ``sleep`` waits between attempts and ``jitter`` draws the backoff's fraction (tests pass
+    their own, so that no test waits for seconds).
+    """
+
+    def __init__(
+        self,
+        client: Any,
+        *,
+        sleep: Callable[[float], None] | None = None,
+        jitter: Callable[[], float] | None = None,
+    ) -> None:
+        from botocore.retries.quota import RetryQuota  # botocore is loaded: ``client`` is one
+
         self.client = client
         meta = client.meta
         self.meta = meta
@@ -91,6 +155,10 @@ class Wire:
         self._credentials = client._request_signer._credentials  # botocore's, refreshed by it
         self._keys: tuple[str, str, bytes] | None = None  # (secret, date, signing key)
         self._http: Any = None
+        self.attempts: int = (meta.config.retries or {}).get("total_max_attempts") or ATTEMPTS
+        self.sleep = sleep or time.sleep
+        self._jitter = jitter or random.random
+        self._quota = RetryQuota()  # botocore keeps one per client; the wire is one per client
         for method, name in OPERATIONS.items():
             setattr(self, method, _Operation(self, name))
 
@@ -98,10 +166,13 @@ class Wire:
         return getattr(self.client, name)
 
     def send(self, operation: str, request: dict[str, Any]) -> dict[str, Any]:
-        """One operation: signed, offered to ``before-send``, else sent; retried when transient.
+        """One operation: signed, offered to ``before-send``, else sent; retried as botocore would.
 
         Like botocore, it first offers the parameters to ``provide-client-params`` (whose handlers
-        may replace them: tests inject faults there) and refuses a write during a dry run.
+        may replace them: tests inject faults there), refuses a write during a dry run, and fills
+        in an idempotency token the caller left out (``TransactWriteItems``' ``ClientRequestToken``,
+        a uuid4 as ``generate_idempotent_uuid`` makes it). The body is made once, so every attempt
+        carries the same token; the caller's dict is not changed, so its next write gets its own.
         """
         model = self.meta.service_model.operation_model(operation)  # cached by botocore
         refuse_writes_in_dry_run(model)
@@ -110,32 +181,51 @@ class Wire:
         )
         if replaced is not None:
             request = replaced
+        for name in model.idempotent_members:
+            if name not in request:
+                request = {**request, name: str(uuid.uuid4())}
         body = json.dumps(request, separators=(",", ":"), default=_binary_out).encode()
-        for attempt in range(ATTEMPTS):
-            if attempt:
-                time.sleep(random.uniform(0, _BACKOFF_S * 2**attempt))
-            try:
-                response = self._exchange(operation, body)
-            except Exception as exc:
-                if attempt + 1 < ATTEMPTS and _connection_failed(exc):
-                    continue
-                raise
-            status, content = response.status_code, response.content
-            crc = response.headers.get("x-amz-crc32")
-            intact = crc is None or int(crc) == zlib.crc32(content) & 0xFFFFFFFF
-            if status == 200 and intact:
-                answer: dict[str, Any] = json.loads(content, object_hook=_binary_in) if content else {}
-                return answer
-            error = _error(operation, status, content) if intact else None
-            retry = error is None or status >= 500 or error.response["Error"]["Code"] in _RETRIED_CODES
-            if retry and attempt + 1 < ATTEMPTS:
-                continue
-            if error is None:
-                from botocore.exceptions import ChecksumError
-
-                raise ChecksumError(checksum_type="crc32", expected_checksum=crc, actual_checksum="?")
-            raise error
+        cost = 0  # the quota the last retry took, given back on success (botocore's after-call)
+        for attempt in range(1, self.attempts + 1):
+            outcome = self._attempt(operation, model, body)
+            if not isinstance(outcome, _Failure):
+                self._quota.release(cost or _NO_RETRY_INCREMENT)
+                return outcome
+            cost = _THROTTLING_RETRY_COST if outcome.kind == _THROTTLING else _RETRY_COST
+            # The retry quota, as botocore's: an endpoint that keeps failing is not hammered.
+            if outcome.kind is None or attempt == self.attempts or not self._quota.acquire(cost):
+                raise outcome.error
+            self.sleep(self._delay(attempt, outcome))
         raise AssertionError("unreachable: the last attempt returns or raises")
+
+    def _attempt(self, operation: str, model: Any, body: bytes) -> dict[str, Any] | _Failure:
+        """One exchange: the answer, or the failure and how botocore's standard mode treats it."""
+        try:
+            response = self._exchange(operation, body)
+        except Exception as exc:  # transient when there was no connection or no answer (a timeout)
+            return _Failure(exc, _TRANSIENT if _connection_failed(exc) else None)
+        status, content = response.status_code, response.content
+        if not _intact(response.headers.get("x-amz-crc32"), content):
+            unsafe = status == 200 and operation not in _RESENT_AFTER_200
+            failed = UnreadableAnswerError(operation, status, "its CRC32 does not match (cut short?)")
+            return _Failure(failed, None if unsafe else _TRANSIENT)
+        if status == 200:
+            answer = _answer(content)
+            if answer is None:  # not DynamoDB's (a proxy's page): botocore does not resend it either
+                return _Failure(UnreadableAnswerError(operation, status, "it is not JSON"), None)
+            return answer
+        error = _error(operation, status, content)
+        kind = _retry_kind(model, status, error.response["Error"]["Code"])
+        return _Failure(error, kind, _retry_after_s(response.headers.get("x-amz-retry-after")))
+
+    def _delay(self, attempt: int, failure: _Failure) -> float:
+        """botocore's ExponentialBackoff: full jitter under ``base * 2**(attempt - 1)``, at most
+        20 s, raised towards an ``x-amz-retry-after`` (by 5 s at most)."""
+        base = _THROTTLING_BASE_S if failure.kind == _THROTTLING else _TRANSIENT_BASE_S
+        delay = self._jitter() * min(base * 2.0 ** (attempt - 1), _MAX_BACKOFF_S)
+        if failure.retry_after_s is not None:
+            delay = max(delay, min(failure.retry_after_s, delay + _RETRY_AFTER_MAX_EXTRA_S))
+        return delay
 
     def _exchange(self, operation: str, body: bytes) -> Any:
         from botocore.awsrequest import AWSPreparedRequest, HeadersDict
@@ -229,23 +319,68 @@ def _binary_in(found: dict[str, Any]) -> dict[str, Any]:
     return found
 
 
+def _answer(content: bytes) -> dict[str, Any] | None:
+    """A 200's answer, or None when it is not a JSON object (DynamoDB always sends one)."""
+    try:
+        found = json.loads(content, object_hook=_binary_in)
+    except ValueError:  # not UTF-8, not JSON, bad base64
+        return None
+    return found if isinstance(found, dict) else None
+
+
+def _intact(crc: str | None, content: bytes) -> bool:
+    """Whether the body is the one DynamoDB sent (its ``x-amz-crc32``; none: nothing to check)."""
+    return crc is None or (crc.isdigit() and int(crc) == zlib.crc32(content) & 0xFFFFFFFF)
+
+
 def _error(operation: str, status: int, content: bytes) -> Any:
     """The ``ClientError`` botocore raises for this answer (its response shape: ``Error``, the
-    error's own fields such as ``Item`` and ``CancellationReasons``, ``ResponseMetadata``)."""
+    error's own fields such as ``Item`` and ``CancellationReasons``, ``ResponseMetadata``). A body
+    that is not DynamoDB's JSON (an HTML page) is named by its status, as botocore names it."""
     from botocore.exceptions import ClientError
 
     try:
-        parsed: dict[str, Any] = json.loads(content, object_hook=_binary_in) if content else {}
+        parsed: Any = json.loads(content, object_hook=_binary_in) if content else {}
     except ValueError:
         parsed = {}
-    code = str(parsed.pop("__type", "") or f"HTTP{status}").rpartition("#")[2]
+    if not isinstance(parsed, dict):
+        parsed = {}
+    code = str(parsed.pop("__type", "") or status).split(":", 1)[0].rpartition("#")[2]
     message = parsed.pop("message", None) or parsed.pop("Message", None) or ""
     response = {**parsed, "Error": {"Code": code, "Message": message}}
     response["ResponseMetadata"] = {"HTTPStatusCode": status}
     return ClientError(response, operation)
 
 
+def _retry_kind(model: Any, status: int, code: str) -> str | None:
+    """How botocore's standard mode retries this error answer: ``_THROTTLING`` (a 1 s backoff
+    base, a cheaper quota), ``_TRANSIENT``, or not at all (None). ``StandardRetryConditions``
+    and ``ThrottlingErrorDetector``: the throttling codes; the operation's errors modeled as
+    retryable; a 429 that is no modeled error; the transient codes and statuses."""
+    if code in _THROTTLING_CODES:
+        return _THROTTLING
+    shape = next(
+        (s for s in model.error_shapes if (s.metadata.get("error", {}).get("code") or s.name) == code), None
+    )
+    retryable = shape.metadata.get("retryable") if shape is not None else None
+    if retryable is not None:
+        return _THROTTLING if retryable.get("throttling") else _TRANSIENT
+    if status == 429 and shape is None:
+        return _THROTTLING
+    if code in _TRANSIENT_CODES or status in _TRANSIENT_STATUSES:
+        return _TRANSIENT
+    return None
+
+
+def _retry_after_s(header: str | None) -> float | None:
+    """``x-amz-retry-after`` (milliseconds) in seconds; None when absent or not a count."""
+    if header is None or not header.strip().isdigit():
+        return None
+    return int(header) / 1000
+
+
 def _connection_failed(exc: Exception) -> bool:
+    """botocore's transient exceptions: no connection, or none of the answer (a read timeout)."""
     from botocore.exceptions import ConnectionError as BotocoreConnectionError
     from botocore.exceptions import HTTPClientError
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from toolfront.admission.idempotency import fingerprint
+from toolfront.aws.dynamodb import TransactionCanceledError
 from toolfront.calls.call import CallResult
 from toolfront.errors import StoreUnavailableError
 
@@ -78,10 +79,10 @@ class CallAuditor:
         outcome: Outcome,
     ) -> None:
         """Keep the idempotency answer and write the record in one transaction; raises
-        ``StoreUnavailableError`` when neither could be written."""
+        ``StoreUnavailableError`` when the record could not be written."""
         try:
             record.complete(status, body, audit=(self._log, self._entry(call, actor, audit, outcome)))
-        except StoreUnavailableError:
+        except (StoreUnavailableError, TransactionCanceledError):  # as in ``finish``
             raise StoreUnavailableError(AUDIT_DOWN) from None  # the 503's own record is written next
         audit.written = True
 
@@ -94,7 +95,9 @@ class CallAuditor:
         entry = self._entry(call, actor, audit, Outcome(result.status, error_code, approval_id))
         try:
             self._log.append(entry)
-        except StoreUnavailableError:
+        except (StoreUnavailableError, TransactionCanceledError):
+            # A cancelled append wrote nothing this time (the chain's head moved, or a resend past
+            # its token's 10 minutes met its own first write): the record is not known to exist.
             if result.status >= 400:
                 logger.warning("the audit record of request %s could not be written", call.request_id)
                 return result
