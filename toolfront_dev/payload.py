@@ -1,6 +1,7 @@
 """API Gateway HTTP API payload format 2.0: the event a request becomes, and the reply a result becomes.
 
-Also the Lambda context object handlers receive. Shapes follow AWS's documentation of payload 2.0.
+Also the Lambda context object handlers receive, and Lambda's limit on a synchronous response.
+Shapes follow AWS's documentation of payload 2.0.
 """
 
 from __future__ import annotations
@@ -21,6 +22,15 @@ from toolfront_dev.routing import RouteMatch
 
 LOCAL_ACCOUNT_ID = "123456789012"  # moto's default account, so ARNs line up with moto's
 LOCAL_API_ID = "local"
+#: Lambda's limit on a synchronous invocation's payload, each way: 6 MB as documented. Lambda's own
+#: error names 6,291,556 bytes for a response; refusing from the documented figure is 100 bytes
+#: stricter, so what passes locally passes on AWS.
+PAYLOAD_LIMIT_BYTES = 6_291_456
+#: What Lambda answers an ``Invoke`` whose function returned more (with ``FunctionError: Unhandled``).
+RESPONSE_TOO_LARGE = {
+    "errorMessage": "Response payload size exceeded maximum allowed payload size (6291556 bytes).",
+    "errorType": "Function.ResponseSizeTooLarge",
+}
 # API Gateway's time field uses English month abbreviations whatever the locale; strftime's %b does not.
 _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 
@@ -114,6 +124,24 @@ def build_event(
             event["body"] = base64.b64encode(body).decode("ascii")
             event["isBase64Encoded"] = True
     return event
+
+
+def response_payload(result: Any) -> bytes:
+    """A handler's result as the Python runtime sends it to Lambda (its JSON).
+
+    Raises:
+        InvalidResponseError: the result is not JSON-serialisable (the runtime's
+            ``Runtime.MarshalError``).
+    """
+    try:
+        return json.dumps(result).encode("utf-8")
+    except (TypeError, ValueError) as exc:
+        raise InvalidResponseError(f"Unable to marshal response: {exc}") from exc
+
+
+def too_large(payload: bytes) -> bool:
+    """Whether Lambda would refuse ``payload`` as a synchronous response (over 6 MB)."""
+    return len(payload) > PAYLOAD_LIMIT_BYTES
 
 
 def build_response(result: Any) -> Response:

@@ -1,11 +1,14 @@
 """The local API server: the template's HttpApi routes, each served by its function's own lambda_handler.
 
-Requests become payload 2.0 events; handlers are imported from their CodeUri and run in this process.
-Apps of the local stack's own (the managed login) are mounted beside the routes, under a path prefix.
+Requests become payload 2.0 events; handlers are imported from their CodeUri and run in this process,
+each on a worker thread held to its function's ``Timeout`` (and to API Gateway's 30 s), with the 6 MB
+response limit applied as Lambda applies it. Apps of the local stack's own (the managed login) are
+mounted beside the routes, under a path prefix.
 """
 
 from __future__ import annotations
 
+import contextvars
 import importlib.util
 import logging
 import sys
@@ -13,6 +16,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, cast
 
@@ -20,6 +24,7 @@ from werkzeug.serving import BaseWSGIServer, make_server
 from werkzeug.wrappers import Request, Response
 
 from toolfront_dev.errors import TemplateError
+from toolfront_dev.iam.enforcement import RunsAs
 from toolfront_dev.net import check_port_free, http_url
 from toolfront_dev.payload import (
     LOCAL_ACCOUNT_ID,
@@ -28,6 +33,8 @@ from toolfront_dev.payload import (
     build_event,
     build_response,
     gateway_error,
+    response_payload,
+    too_large,
 )
 from toolfront_dev.routing import RouteMatch, RouteTable
 from toolfront_dev.template import FunctionSpec, Template
@@ -42,6 +49,10 @@ def loggable(text: str) -> str:
 
 
 Handler = Callable[[dict[str, Any], Any], Any]
+
+#: API Gateway's limit on an HTTP API's Lambda integration: past it the caller gets 503
+#: ``{"message":"Service Unavailable"}`` while the function runs on to its own Timeout.
+INTEGRATION_TIMEOUT_SECONDS = 30.0
 
 
 class Mountable(Protocol):
@@ -87,7 +98,8 @@ class HandlerLoader:
             with _IMPORT_LOCK:
                 found = self._handlers.get(function_id)
                 if found is None:
-                    found = _import_handler(self._functions[function_id])
+                    # Each invocation runs as its function: IAM checks its requests against its policy.
+                    found = RunsAs(function_id, _import_handler(self._functions[function_id]))
                     self._handlers[function_id] = found
         return found
 
@@ -104,6 +116,53 @@ def build_context(
         deadline_epoch_ms=int(time.time() * 1000) + function.timeout_seconds * 1000,
         log_group_name=f"/aws/lambda/{name}",
     )
+
+
+@dataclass(frozen=True, slots=True)
+class Invocation:
+    """How one run of a handler ended: its result, its exception, or still running at the deadline."""
+
+    result: Any = None
+    error: BaseException | None = None
+    timed_out: bool = False
+
+
+def run_handler(
+    handler: Handler, event: dict[str, Any], context: LambdaContext, *, timeout_seconds: float
+) -> Invocation:
+    """Run ``handler(event, context)`` on a worker thread, waiting at most ``timeout_seconds``.
+
+    Lambda stops a function at its Timeout; Python cannot stop a thread, so a handler past its
+    deadline is abandoned instead: the caller is answered as if it had been stopped, and the thread
+    runs on (its writes may still land, as a write already sent does on AWS). The worker starts in a
+    copy of the caller's context variables.
+    """
+    finished = threading.Event()
+    ended: list[Invocation] = []
+
+    def work() -> None:
+        try:
+            ended.append(Invocation(result=handler(event, context)))
+        except BaseException as exc:  # a handler's SystemExit too: Lambda reports every exit
+            ended.append(Invocation(error=exc))
+        finally:
+            finished.set()
+
+    worker = threading.Thread(
+        target=contextvars.copy_context().run,
+        args=(work,),
+        name=f"lambda-{context.function_name}",
+        daemon=True,
+    )
+    worker.start()
+    if finished.wait(timeout_seconds):
+        return ended[0]
+    logger.warning(
+        "%s ran past %g s and was answered as timed out; Python cannot stop its thread, which runs on",
+        context.function_name,
+        timeout_seconds,
+    )
+    return Invocation(timed_out=True)
 
 
 class LocalApi:
@@ -195,30 +254,43 @@ class LocalApi:
     def _invoke(
         self, function: FunctionSpec, request: Request, match: RouteMatch, request_id: str
     ) -> Response:
+        """Run the route's function as API Gateway's Lambda integration does.
+
+        Lambda's failures reach the caller as API Gateway shows them: a handler that raised, ran
+        past its Timeout, or answered over 6 MB is 500 ``{"message":"Internal Server Error"}``; one
+        still running after the integration's 30 s is 503 ``{"message":"Service Unavailable"}``.
+        """
         event = build_event(
             request, match, request_id=request_id, api_id=LOCAL_API_ID, account_id=self._account_id
         )
-        context = self._context(function)
-        started = time.monotonic()
+        where = f"{function.logical_id} on {request.method} {loggable(request.path)}"
+        gateway_gives_up = function.timeout_seconds >= INTEGRATION_TIMEOUT_SECONDS
+        wait = INTEGRATION_TIMEOUT_SECONDS if gateway_gives_up else function.timeout_seconds
         try:
-            result = self.loader.handler(function.logical_id)(event, context)
-            response = build_response(result)
+            handler = self.loader.handler(function.logical_id)
         except Exception:
+            logger.exception("%s could not be loaded", where)
+            return gateway_error(500, "Internal Server Error")
+        run = run_handler(handler, event, self._context(function), timeout_seconds=wait)
+        if run.timed_out and gateway_gives_up:
+            logger.error("%s: no answer within API Gateway's %g s", where, INTEGRATION_TIMEOUT_SECONDS)
+            return gateway_error(503, "Service Unavailable")
+        if run.timed_out:
+            logger.error("%s: Task timed out after %d seconds (its Timeout)", where, function.timeout_seconds)
+            return gateway_error(500, "Internal Server Error")
+        if run.error is not None:
             # Lambda reports the failure and API Gateway hides it behind a bare 500; the developer
             # still needs the traceback, so it goes to the log (stderr).
-            logger.exception(
-                "%s failed on %s %s", function.logical_id, request.method, loggable(request.path)
-            )
+            logger.error("%s failed", where, exc_info=run.error)
             return gateway_error(500, "Internal Server Error")
-        elapsed = time.monotonic() - started
-        if elapsed > function.timeout_seconds:
-            logger.warning(
-                "%s took %.1f s, over its Timeout of %d s: Lambda would have stopped it",
-                function.logical_id,
-                elapsed,
-                function.timeout_seconds,
-            )
-        return response
+        try:
+            if too_large(response_payload(run.result)):
+                logger.error("%s answered over Lambda's 6 MB response limit", where)
+                return gateway_error(500, "Internal Server Error")
+            return build_response(run.result)
+        except Exception:
+            logger.exception("%s answered what API Gateway cannot send", where)
+            return gateway_error(500, "Internal Server Error")
 
     def _context(self, function: FunctionSpec) -> LambdaContext:
         return build_context(

@@ -18,6 +18,10 @@ SCOPE_WRITE = "catalogue.products:write"
 PERMISSION = "catalogue"
 DISCOUNT_CONFIRM_PERCENT = 50
 DISCOUNT_MAX_ITEMS = 100  # one DynamoDB transaction holds at most 100 items
+#: The most an export may take inside an answer, well under Lambda's 6 MB response limit (6,291,456
+#: bytes): what is left covers the envelope, the MCP result around it and the text block of its data.
+EXPORT_MAX_BYTES = 5_000_000
+_CSV_FIELDS = ["sku", "name", "price_cents", "currency"]
 
 _SKU = {
     "type": "string",
@@ -154,22 +158,49 @@ def _discounted(sku: str, was: int, price: int) -> dict[str, Any]:
 
 
 def export_products(data: dict[str, Any], ctx: CallContext) -> ToolResult:
-    every = products.every_product()
-    if data.get("format", "csv") == "json":
+    as_json = data.get("format", "csv") == "json"
+    every = products.every_product(_json_size if as_json else _csv_size, EXPORT_MAX_BYTES)
+    if every is None:
+        raise ToolError(
+            "export_too_large",
+            f"the catalogue is too large to export in one answer (over {EXPORT_MAX_BYTES} bytes"
+            f"{', and csv is smaller than json' if as_json else ''}): read it in pages with "
+            "catalogue.list_products instead (limit up to 100, passing each next_cursor as cursor)",
+            422,
+            details={"max_bytes": EXPORT_MAX_BYTES},
+        )
+    if as_json:
         exported = results.embedded_resource(
             "toolfront://catalogue/products.json", text=json.dumps(every), mime_type="application/json"
         )
     else:
-        sheet = io.StringIO()
-        writer = csv.DictWriter(
-            sheet, fieldnames=["sku", "name", "price_cents", "currency"], lineterminator="\n"
-        )
-        writer.writeheader()
-        writer.writerows(every)
         exported = results.embedded_resource(
-            "toolfront://catalogue/products.csv", text=sheet.getvalue(), mime_type="text/csv"
+            "toolfront://catalogue/products.csv", text=_csv(every, header=True), mime_type="text/csv"
         )
     return ToolResult(content=[exported], data={"count": len(every)})
+
+
+def _csv(rows: list[dict[str, Any]], *, header: bool) -> str:
+    sheet = io.StringIO()
+    writer = csv.DictWriter(sheet, fieldnames=_CSV_FIELDS, lineterminator="\n")
+    if header:
+        writer.writeheader()
+    writer.writerows(rows)
+    return sheet.getvalue()
+
+
+def _in_answer(text: str) -> int:
+    """The bytes ``text`` takes in the function's answer: a JSON string in the envelope, which is
+    itself a JSON string there (the response's ``body``), so escaped twice."""
+    return len(json.dumps(json.dumps(text)))
+
+
+def _csv_size(product: dict[str, Any]) -> int:
+    return _in_answer(_csv([product], header=False))
+
+
+def _json_size(product: dict[str, Any]) -> int:
+    return _in_answer(json.dumps(product) + ", ")
 
 
 def get_product_label(data: dict[str, Any], ctx: CallContext) -> ToolResult:

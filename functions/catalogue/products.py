@@ -1,4 +1,4 @@
-"""The catalogue's products table: the item form of a product, page cursors, and a full read."""
+"""The catalogue's products table: the item form of a product, page cursors, and a full read (capped)."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import base64
 import binascii
 import json
 import os
+from collections.abc import Callable
 from typing import Any
 
 from toolfront import ToolError, dynamodb
@@ -52,12 +53,22 @@ def decode_cursor(cursor: str) -> dict[str, Any]:
     return {"sku": {"S": sku}}
 
 
-def every_product() -> list[dict[str, Any]]:
+def every_product(
+    size_of: Callable[[dict[str, Any]], int] | None = None, max_bytes: int = 0
+) -> list[dict[str, Any]] | None:
+    """Every product, by sku; ``None`` once their total ``size_of`` passes ``max_bytes`` (the scan
+    stops at that page, so a catalogue too large to answer is not read to its end)."""
     request: dict[str, Any] = {"TableName": table()}
     found: list[dict[str, Any]] = []
+    total = 0
     while True:
         page = dynamodb.call("scan", **request)
-        found.extend(from_item(item) for item in page.get("Items", []))
+        batch = [from_item(item) for item in page.get("Items", [])]
+        found.extend(batch)
+        if size_of is not None:
+            total += sum(size_of(product) for product in batch)
+            if total > max_bytes:
+                return None
         if "LastEvaluatedKey" not in page:
             return sorted(found, key=lambda product: product["sku"])
         request["ExclusiveStartKey"] = page["LastEvaluatedKey"]

@@ -39,7 +39,10 @@ def test_load_template_function_code_uri_and_handler_resolved(template: Template
 
     assert gateway.code_uri == PROJECT_DIR / "functions" / "gateway"
     assert (gateway.handler_module, gateway.handler_function) == ("app", "lambda_handler")
-    assert (gateway.memory_size_mb, gateway.timeout_seconds) == (512, 10)
+    # Globals' memory; its own Timeout (it outwaits the families it invokes), over Globals' 10 s
+    assert (gateway.memory_size_mb, gateway.timeout_seconds) == (512, 29)
+    catalogue = template.function("CatalogueFunction")
+    assert (catalogue.memory_size_mb, catalogue.timeout_seconds) == (512, 10)
 
 
 def test_load_template_function_environment_merges_over_globals(template: Template) -> None:

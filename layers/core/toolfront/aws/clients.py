@@ -4,21 +4,34 @@ Nothing talks to AWS at import time. ``AWS_ENDPOINT_URL`` (or ``AWS_ENDPOINT_URL
 points every client at the local moto server; boto3 reads it itself. toolfront's own DynamoDB
 requests go through ``wire.Wire`` around the shared client (the same endpoint, credentials and
 events, a sixth of botocore's CPU per request).
+
+Lambda's client is the exception to the shared retries: an ``Invoke`` that timed out or lost its
+connection may have run (Lambda keeps running a function whose caller stopped waiting), so it is
+sent once, never retried, and waits longer than the invoked function may run
+(``TOOLFRONT_INVOKE_READ_TIMEOUT_SECONDS``).
 """
 
 from __future__ import annotations
 
+import os
 import threading
+from collections.abc import Mapping
 from typing import Any
 
 from toolfront.aws.dryrun import refuse_writes_in_dry_run
 from toolfront.aws.wire import Wire
+from toolfront.errors import ConfigurationError
 
 _CONFIG_KWARGS: dict[str, Any] = {
     "connect_timeout": 2,
     "read_timeout": 5,
-    "retries": {"mode": "standard", "max_attempts": 3},
+    "retries": {"mode": "standard", "max_attempts": 3},  # botocore: 3 retries, 4 attempts in all
 }
+#: How long the gateway waits for a family function it invokes: longer than the function's own
+#: ``Timeout`` (10 s) plus a cold start's init (up to 10 s), so that Lambda's own answer (a result, or
+#: its timeout error) arrives first; shorter than the gateway's ``Timeout``.
+INVOKE_READ_TIMEOUT_VARIABLE = "TOOLFRONT_INVOKE_READ_TIMEOUT_SECONDS"
+DEFAULT_INVOKE_READ_TIMEOUT_SECONDS = 25.0
 _clients: dict[str, Any] = {}
 _WIRE = "dynamodb (wire)"
 _lock = threading.Lock()
@@ -35,10 +48,47 @@ def client(service: str) -> Any:
             import boto3  # deferred: importing boto3 costs ~200 ms, paid only by code that needs AWS
             from botocore.config import Config
 
-            found = boto3.session.Session().client(service, config=Config(**_CONFIG_KWARGS))
+            found = boto3.session.Session().client(service, config=Config(**_config_kwargs(service)))
             found.meta.events.register("before-call", refuse_writes_in_dry_run)
             _clients[service] = found
         return found
+
+
+def _config_kwargs(service: str) -> dict[str, Any]:
+    """The botocore ``Config`` of ``service``'s client: the shared one; Lambda's sends each request once.
+
+    Raises:
+        ConfigurationError: ``TOOLFRONT_INVOKE_READ_TIMEOUT_SECONDS`` is not a positive number.
+    """
+    if service != "lambda":
+        return _CONFIG_KWARGS
+    # total_max_attempts, not max_attempts: botocore reads the latter as retries after the first.
+    return {
+        **_CONFIG_KWARGS,
+        "read_timeout": invoke_read_timeout_seconds(),
+        "retries": {"mode": "standard", "total_max_attempts": 1},
+    }
+
+
+def invoke_read_timeout_seconds(environ: Mapping[str, str] | None = None) -> float:
+    """How long an ``Invoke`` waits for the invoked function's answer (the variable, else 25 s).
+
+    Raises:
+        ConfigurationError: the variable is set but not a positive number of seconds.
+    """
+    raw = (os.environ if environ is None else environ).get(INVOKE_READ_TIMEOUT_VARIABLE, "").strip()
+    if not raw:
+        return DEFAULT_INVOKE_READ_TIMEOUT_SECONDS
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = 0.0
+    if not 0 < seconds < float("inf"):
+        raise ConfigurationError(
+            f"environment variable {INVOKE_READ_TIMEOUT_VARIABLE} must be a positive number of seconds, "
+            f"got {raw!r}"
+        )
+    return seconds
 
 
 def dynamodb() -> Wire:

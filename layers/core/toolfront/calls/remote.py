@@ -2,7 +2,8 @@
 
 The gateway's MCP router builds the event from a ``ToolCall``; the family function turns it back
 into the pipeline's ``Call``. Step Functions tasks are marked by the same field
-(``calls.call.TASK_FIELD``).
+(``calls.call.TASK_FIELD``). Also what the caller is told when that function never answered, so
+that the call may have run (section 16 of the design: never "retry" a write that may have happened).
 """
 
 from __future__ import annotations
@@ -11,7 +12,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from toolfront.admission.idempotency import HEADER as IDEMPOTENCY_HEADER
+from toolfront.admission.idempotency import KEY_FIELD
 from toolfront.calls.call import CALL_TASK, TASK_FIELD, Call, Entry
+from toolfront.errors import CallRefusedError, IdempotencyOutcomeUnknownError, StoreUnavailableError
 
 #: The only headers that travel with a routed call: the credentials and the retry key.
 FORWARDED_HEADERS = ("authorization", "x-api-key", "idempotency-key")
@@ -54,4 +58,27 @@ def pipeline_call(event: dict[str, Any], function_arn: str) -> Call:
         entry=Entry.MCP,
         function=function_arn,
         base_url=str(event.get("base_url", "")),
+    )
+
+
+def unanswered(call: ToolCall, *, read_only: bool, offers_idempotency: bool) -> CallRefusedError:
+    """The refusal of a call whose function was invoked but never answered (it timed out, died, or
+    its answer was lost on the way): it may have run, and a blind retry could run it twice.
+
+    With an idempotency key the family keeps the call's answer under it, so the same key is safe to
+    send again (409 ``idempotency_outcome_unknown``); without one, only the caller can find out
+    whether the call took effect (503 ``unavailable``, saying so). A read-only tool changed nothing.
+    """
+    if read_only:
+        return StoreUnavailableError("the tool's function did not answer; the tool only reads: retry")
+    if offers_idempotency and (KEY_FIELD in call.arguments or IDEMPOTENCY_HEADER in call.headers):
+        return IdempotencyOutcomeUnknownError(
+            "the tool's function did not answer, so the call may have run: send it again with the same "
+            "idempotency key to get its answer once it is kept (it never runs twice), or check whether "
+            "it took effect before calling with a new key",
+            details={"field": KEY_FIELD},
+        )
+    return StoreUnavailableError(
+        "the tool's function did not answer, so the call may have run: check whether it took effect "
+        "before calling again (an idempotency_key makes a retry safe)"
     )
