@@ -16,12 +16,13 @@ import boto3
 import pytest
 from botocore.exceptions import EndpointConnectionError
 
-from tests.aws import EVENT_ADMIN_KEY, EVENT_READER_KEY, counting_requests, seed
+from tests.aws import APPROVAL_STATE_MACHINE, EVENT_ADMIN_KEY, EVENT_READER_KEY, counting_requests, seed
 from tests.conftest import load_family
 from tests.helpers import load_event
 from toolfront.audit.log import AuditLog
 from toolfront.audit.records import AuditActor, AuditEntry, AuditEvent
-from toolfront.audit.trail import Trail, problems, read_trail
+from toolfront.audit.trail import Trail, read_trail
+from toolfront.audit.verification import problems
 from toolfront.aws import clients
 
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
@@ -119,7 +120,7 @@ def test_a_held_call_is_recorded_with_its_approval(
     catalogue: Handler, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     machine = boto3.client("stepfunctions").create_state_machine(
-        name="approval",
+        name=APPROVAL_STATE_MACHINE,  # the name the template's policies grant
         definition=json.dumps({"StartAt": "Wait", "States": {"Wait": {"Type": "Pass", "End": True}}}),
         roleArn="arn:aws:iam::123456789012:role/approval",
     )
@@ -271,11 +272,14 @@ def test_two_swapped_records_are_named(aws: None) -> None:
 
 def test_records_the_ttl_removed_from_a_chains_start_are_allowed(aws: None) -> None:
     old = datetime.now(UTC) - timedelta(days=500)
-    log = AuditLog(table(), clock=lambda: old)
-    for index in range(3):
-        log.append(AuditEntry(AuditEvent.CALL, old + timedelta(seconds=index), request_id=f"r-{index}"))
-    items = boto3.client("dynamodb").scan(TableName=table())["Items"]
-    first = next(i for i in items if i["sk"]["N"] == "1")
-    boto3.client("dynamodb").delete_item(TableName=table(), Key={"pk": first["pk"], "sk": first["sk"]})
-    assert verify() == []  # expired: the TTL takes the oldest first
-    assert problems(trail(), now=datetime.now(UTC), retention_days=1000) != []  # not expired: removed
+    for retention_days in (400, 1000):  # the retention each record carries, hashed
+        log = AuditLog(table(), retention_days=retention_days, clock=lambda: old)
+        for index in range(3):
+            log.append(AuditEntry(AuditEvent.CALL, old + timedelta(seconds=index), request_id=f"r-{index}"))
+    client = boto3.client("dynamodb")
+    for first in (i for i in client.scan(TableName=table())["Items"] if i["sk"]["N"] == "1"):
+        client.delete_item(TableName=table(), Key={"pk": first["pk"], "sk": first["sk"]})
+    (problem,) = verify()  # kept 1000 days, the other chain's first record was removed
+    assert "follows a record that was removed (the chain starts at 2)" in problem
+    expired = next(r.chain for r in trail().records if r.retention_days == 400)
+    assert expired not in problem  # expired: the TTL takes the oldest first

@@ -134,6 +134,7 @@ LEFT_FOR_LATER = {
     "gateway": ("toolfront.calls.pipeline", "toolfront.auth.authenticator", "toolfront.approvals.records"),
     "catalogue": FAMILY_LATER,
     "guest": FAMILY_LATER,
+    "audit_anchor": ("toolfront.calls.pipeline", "toolfront.calls.logs", "toolfront.auth.authenticator"),
 }
 ALWAYS_LATER = ("aws_lambda_powertools",)  # toolfront.calls.jsonlog writes the Powertools shape itself
 

@@ -3,8 +3,9 @@ value, a secret or a token (docs/contract.md, "The audit trail").
 
 A record's content is the contract's fields exactly. It is kept as canonical JSON with its place in
 a hash chain (``Link``): the chain, its sequence number, the hash of the record before it and when
-that one was written. ``sha256`` covers the content and the link together, so a record changed,
-removed or moved breaks its chain where it stands.
+that one was written, and when the table's TTL may remove it (its expiry and the retention it was
+written under). ``sha256`` covers the content and the link together, so a record changed, removed,
+moved or set to expire early breaks its chain where it stands.
 """
 
 from __future__ import annotations
@@ -12,12 +13,12 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
 from toolfront.auth.actors import Actor
-from toolfront.encoding import canonical_json
+from toolfront.encoding import canonical_json, parse_rfc3339
 
 
 class AuditEvent(StrEnum):
@@ -87,25 +88,38 @@ class AuditEntry:
 
 @dataclass(frozen=True, slots=True)
 class Link:
-    """A record's place in its chain."""
+    """A record's place in its chain, and when it may expire."""
 
     chain: str
     seq: int  # 1, 2, 3, ... in the order the chain's one writer appended them
     prev_sha256: str  # GENESIS (audit.log) for the first
     prev_at: str | None  # when the record before was written (None for the first)
+    # The TTL attribute's value and the retention it follows from; None in records written before
+    # either was hashed (their hash leaves both out).
+    expires_at_epoch: int | None = None
+    retention_days: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        found: dict[str, Any] = {
             "chain": self.chain,
             "seq": self.seq,
             "prev_sha256": self.prev_sha256,
             "prev_at": self.prev_at,
         }
+        if self.retention_days is not None:
+            found["expires_at_epoch"] = self.expires_at_epoch
+            found["retention_days"] = self.retention_days
+        return found
 
 
 def timestamp(moment: datetime) -> str:
     """RFC 3339 in UTC to the millisecond (records of one second stay in order)."""
     return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def expiry_epoch(at: str, retention_days: int) -> int:
+    """When the TTL may remove a record written at ``at`` (RFC 3339): ``retention_days`` later."""
+    return int((parse_rfc3339(at) + timedelta(days=retention_days)).timestamp())
 
 
 def record_sha256(content: Mapping[str, Any], link: Link) -> str:

@@ -1,25 +1,22 @@
-"""Reading the audit trail back: every record with its chain, newest first, and the check that no
-record was changed, removed or reordered (``toolfront audit list`` and ``audit verify``).
-
-Each chain is walked from its first record to its head: every record's hash must be the hash of its
-content and link; every record must name its predecessor's hash and time; sequence numbers leave no
-gap; and the head must name the last record. Records the table's TTL removed are allowed at a
-chain's start only: a chain may begin after seq 1 when the record before its first had expired (its
-``prev_at`` is older than the retention), as TTL deletes oldest first.
+"""Reading the audit trail back: every record with its chain, and its heads (``toolfront audit
+list``; ``audit verify`` checks them with ``audit.verification``). Chains' registrations are skipped.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timedelta
-from typing import Any
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
 
-from toolfront.audit.log import GENESIS, HEAD_SK
+from toolfront.audit.log import CHAIN_PREFIX, HEAD_SK
 from toolfront.audit.records import Link, record_sha256
 from toolfront.aws import dynamodb
 from toolfront.encoding import parse_rfc3339
+
+if TYPE_CHECKING:
+    pass
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +30,18 @@ class StoredRecord:
     prev_sha256: str
     prev_at: str | None
     sha256: str
+    expires_at_epoch: int | None = None  # the TTL attribute as stored
+    retention_days: int | None = None  # None in records written before the TTL was hashed
+
+    @property
+    def link(self) -> Link:
+        return Link(
+            self.chain, self.seq, self.prev_sha256, self.prev_at, self.expires_at_epoch, self.retention_days
+        )
+
+    def intact(self) -> bool:
+        """Whether the stored hash is the hash of the stored content and link (its TTL included)."""
+        return self.content is not None and record_sha256(self.content, self.link) == self.sha256
 
     @property
     def name(self) -> str:
@@ -72,18 +81,21 @@ def read_trail(client: Any, table: str) -> Trail:
     while True:
         page = dynamodb.call(client, "scan", **request)
         for item in page.get("Items", []):
-            chain = item["pk"]["S"].removeprefix("chain#")
+            if not item["pk"]["S"].startswith(CHAIN_PREFIX):
+                continue  # a chain's registration (audit.log): the anchoring pass reads those
+            chain = item["pk"]["S"].removeprefix(CHAIN_PREFIX)
             seq = int(item["sk"]["N"])
             if seq == HEAD_SK:
                 heads[chain] = Head(chain, int(item["seq"]["N"]), item["sha256"]["S"])
             else:
-                records.append(_record(chain, seq, item))
+                records.append(stored_record(chain, seq, item))
         if "LastEvaluatedKey" not in page:
             return Trail(records, heads)
         request["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
 
-def _record(chain: str, seq: int, item: dict[str, Any]) -> StoredRecord:
+def stored_record(chain: str, seq: int, item: Mapping[str, Any]) -> StoredRecord:
+    """The record an item of the audit table holds."""
     text = item.get("record", {}).get("S", "")
     try:
         content = json.loads(text)
@@ -97,63 +109,16 @@ def _record(chain: str, seq: int, item: dict[str, Any]) -> StoredRecord:
         prev_sha256=item.get("prev_sha256", {}).get("S", ""),
         prev_at=item.get("prev_at", {}).get("S"),
         sha256=item.get("sha256", {}).get("S", ""),
+        expires_at_epoch=_number(item.get("expires_at_epoch")),
+        retention_days=_number(item.get("retention_days")),
     )
 
 
-def problems(trail: Trail, *, now: datetime, retention_days: int) -> list[str]:
-    """Every break in every chain, each naming the first record where it shows (empty: intact)."""
-    found: list[str] = []
-    by_chain: dict[str, list[StoredRecord]] = {}
-    for record in trail.records:
-        by_chain.setdefault(record.chain, []).append(record)
-    for chain in sorted(set(by_chain) | set(trail.heads)):
-        problem = _chain_problem(
-            chain,
-            sorted(by_chain.get(chain, []), key=lambda r: r.seq),
-            trail.heads.get(chain),
-            now - timedelta(days=retention_days),
-        )
-        if problem:
-            found.append(problem)
-    return found
-
-
-def _chain_problem(
-    chain: str, records: list[StoredRecord], head: Head | None, expired_before: datetime
-) -> str | None:
-    previous: StoredRecord | None = None
-    for record in records:
-        if record.content is None or record_sha256(record.content, _link(record)) != record.sha256:
-            return f"{record.name} was changed: its hash does not match its content"
-        if previous is None:
-            if record.seq != 1 and not _expired(record.prev_at, expired_before):
-                return f"{record.name} follows a record that was removed (the chain starts at {record.seq})"
-            if record.seq == 1 and record.prev_sha256 != GENESIS:
-                return f"{record.name} was changed: a chain's first record follows nothing"
-        elif record.seq != previous.seq + 1:
-            return f"{previous.name} is followed by record {record.seq}: records between were removed"
-        elif record.prev_sha256 != previous.sha256 or record.prev_at != (previous.content or {}).get("at"):
-            return f"{record.name} does not follow {previous.name}: records were reordered or replaced"
-        previous = record
-    if head is None:
-        return f"chain {chain} has no head: its newest record cannot be checked" if records else None
-    if previous is None or head.seq != previous.seq or head.sha256 != previous.sha256:
-        last = previous.name if previous else "no record"
-        return (
-            f"chain {chain} ends at record {head.seq}, but {last} is the last one kept: records were removed"
-        )
-    return None
-
-
-def _link(record: StoredRecord) -> Link:
-    return Link(record.chain, record.seq, record.prev_sha256, record.prev_at)
-
-
-def _expired(at: str | None, expired_before: datetime) -> bool:
+def _number(value: Mapping[str, Any] | None) -> int | None:
     try:
-        return at is not None and parse_rfc3339(at) < expired_before
-    except ValueError:
-        return False
+        return int(value["N"]) if value is not None else None
+    except (KeyError, ValueError, TypeError):
+        return None
 
 
 def matching(
