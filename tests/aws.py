@@ -12,6 +12,7 @@ import boto3
 from cfnlint.decode import decode
 
 from toolfront.auth.keystore import DynamoDBKeyStore, issue_key
+from toolfront_dev.iam.enforcement import Enforcement
 
 ROOT = Path(__file__).resolve().parents[1]
 TABLE = "AWS::DynamoDB::Table"
@@ -37,6 +38,20 @@ def table_variables() -> dict[str, str]:
 
 
 TABLE_ENV = table_variables()
+
+
+def function_ids() -> dict[str, str]:
+    """Each function's logical id by its code folder's name (``catalogue`` -> ``CatalogueFunction``)."""
+    template, problems = decode(str(ROOT / "template.yaml"))
+    assert not problems
+    return {
+        Path(res["Properties"]["CodeUri"]).name: lid
+        for lid, res in template["Resources"].items()
+        if res["Type"] == "AWS::Serverless::Function"
+    }
+
+
+FUNCTION_IDS = function_ids()
 # The keys the events/*.json fixtures carry (seeded by the tests that replay those events).
 EVENT_ADMIN_KEY = "tfk_eventsadmin1_EventsAdminSecret0123456789abcde"
 EVENT_READER_KEY = "tfk_eventsreadr1_EventsReaderSecret123456789abcde"
@@ -103,3 +118,34 @@ def counting_requests(client: Any) -> Iterator[list[str]]:
         yield seen
     finally:
         client.meta.events.unregister("before-send.dynamodb", record)
+
+
+#: The stage the unit tests' names stand for (``toolfront-<stage>-catalogue`` ...): the template's
+#: policies name functions and the state machine after the stack, so the tests' must match them.
+TEST_STAGE = "unit"
+APPROVAL_STATE_MACHINE = f"toolfront-{TEST_STAGE}-approval"
+FUNCTION_PREFIX = f"toolfront-{TEST_STAGE}-"
+APPROVALS_FUNCTION = f"{FUNCTION_PREFIX}approvals"
+
+
+def template_enforcement(
+    tables: dict[str, str], *, user_pool: str = "us-east-1_unit", template_path: Path = ROOT / "template.yaml"
+) -> Enforcement:
+    """IAM as template.yaml grants it, for the names the unit tests give tables and functions."""
+    from toolfront_dev.environment import active_template, stack_intrinsics
+    from toolfront_dev.iam.policies import resource_attributes, role_policies
+    from toolfront_dev.payload import LOCAL_ACCOUNT_ID
+    from toolfront_dev.template import load_template
+    from toolfront_dev.workflow import name_resources
+
+    template = load_template(template_path)
+    intrinsics = stack_intrinsics(template, TEST_STAGE)
+    template = active_template(template, intrinsics)
+    names = name_resources(template, intrinsics, prefix=f"toolfront-{TEST_STAGE}")
+    pools = {"UserPool": user_pool}
+    attributes = names.attributes() | resource_attributes(
+        tables, pools, region="us-east-1", account=LOCAL_ACCOUNT_ID
+    )
+    refs = names.refs() | tables | pools | {"UserPoolClient": "unit-client", "UserPoolDomain": "unit"}
+    policies = role_policies(template.path, intrinsics.with_refs(refs, attributes), "us-east-1")
+    return Enforcement(policies, source=str(Path(template_path).resolve()))

@@ -12,12 +12,21 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from tests.aws import TABLE_ENV, create_tables
+from tests.aws import (
+    APPROVALS_FUNCTION,
+    FUNCTION_IDS,
+    FUNCTION_PREFIX,
+    TABLE_ENV,
+    create_tables,
+    template_enforcement,
+)
 from toolfront import wiring
 from toolfront.aws import clients as toolfront_aws
+from toolfront_dev.iam.enforcement import RunsAs, enforce
 from toolfront_dev.moto_atomic import make_dynamodb_atomic
 
 ROOT = Path(__file__).resolve().parents[1]
+pytest_plugins = ["tests.iam_account"]  # the least-privilege account of a whole run
 
 
 def import_file(path: Path, name: str) -> ModuleType:
@@ -35,8 +44,11 @@ def import_file(path: Path, name: str) -> ModuleType:
 
 
 def load_family(name: str) -> ModuleType:
-    """A fresh import of ``functions/<name>/app.py`` (every family's module is called ``app``)."""
-    return import_file(ROOT / "functions" / name / "app.py", f"family_{name}_app")
+    """A fresh import of ``functions/<name>/app.py`` (every family's module is called ``app``), its
+    ``lambda_handler`` running as that function (IAM checks its requests against its policy)."""
+    module = import_file(ROOT / "functions" / name / "app.py", f"family_{name}_app")
+    module.lambda_handler = RunsAs(FUNCTION_IDS[name], module.lambda_handler)
+    return module
 
 
 def approval_pages() -> ModuleType:
@@ -58,16 +70,23 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         "AWS_SECRET_ACCESS_KEY": "testing",
         "AWS_DEFAULT_REGION": "us-east-1",
         "AWS_EC2_METADATA_DISABLED": "true",
+        "TOOLFRONT_APPROVALS_FUNCTION": APPROVALS_FUNCTION,
+        "TOOLFRONT_FUNCTION_PREFIX": FUNCTION_PREFIX,
     }.items():
         monkeypatch.setenv(name, value)
     monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
     monkeypatch.delenv("TOOLFRONT_COGNITO_ISSUER", raising=False)
     make_dynamodb_atomic()
     with mock_aws():
-        for logical_id, name in create_tables(boto3.client("dynamodb")).items():
+        tables = create_tables(boto3.client("dynamodb"))
+        for logical_id, name in tables.items():
             monkeypatch.setenv(TABLE_ENV[logical_id], name)
         reset_process_state()
-        yield
+        previous = enforce(template_enforcement(tables))  # what AWS would refuse, refused here too
+        try:
+            yield
+        finally:
+            enforce(previous)
     reset_process_state()
 
 

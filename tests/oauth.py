@@ -10,10 +10,12 @@ from typing import Any
 import boto3
 import pytest
 
+from tests.aws import template_enforcement, template_tables
 from tests.conftest import reset_process_state
 from toolfront import wiring
 from toolfront.tools.manifest import load_manifest
 from toolfront_dev.families import tool_scopes
+from toolfront_dev.iam.enforcement import enforce, running_as
 
 BASE = "https://tools.example.com"
 LOGIN = "https://login.example.com"
@@ -39,7 +41,12 @@ def facade_pool(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     }.items():
         monkeypatch.setenv(name, value)
     reset_process_state()
-    yield pool_id
+    # The facade runs as the OAuth function, whose role names this pool: IAM as the template grants it.
+    previous = enforce(template_enforcement({t: t for t in template_tables()}, user_pool=pool_id))
+    try:
+        yield pool_id
+    finally:
+        enforce(previous)
     reset_process_state()
 
 
@@ -65,7 +72,8 @@ def event(
 
 
 def handle(e: dict[str, Any]) -> dict[str, Any]:
-    return wiring.sign_in_facade().handle(e)
+    with running_as("OAuthFunction"):  # as functions/oauth/app.py runs it
+        return wiring.sign_in_facade().handle(e)
 
 
 def body(answer: dict[str, Any]) -> Any:

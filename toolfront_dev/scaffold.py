@@ -172,10 +172,50 @@ def _last_table(lines: list[str]) -> str:
     return tables[-1]
 
 
-# The audience check of Cognito tokens reads the registered clients' table (only with Cognito on).
-_CLIENTS_READ = (
-    "!If [CognitoEnabled, {DynamoDBReadPolicy: {TableName: !Ref OAuthClientsTable}}, !Ref AWS::NoValue]"
-)
+# What every family's function reaches besides its own table: the call pipeline's tables (the key
+# gate writes the key's item), starting held calls' workflows, and the approvals function, which
+# resumes them (it alone holds task tokens). template.yaml's CatalogueFunction carries the same.
+FAMILY_POLICIES = """\
+        # The key gate writes the key's item on every keyed call (its rate bucket, one conditional
+        # UpdateItem, or an Update in the idempotency claim's transaction); a replay reads it.
+        - Statement:
+            - Effect: Allow
+              Action: [dynamodb:GetItem, dynamodb:BatchGetItem, dynamodb:UpdateItem]
+              Resource: !GetAtt KeysTable.Arn
+            - Effect: Allow
+              Action: [dynamodb:GetItem, dynamodb:BatchGetItem]
+              Resource: !GetAtt PrincipalsTable.Arn
+            - Effect: Allow
+              Action:
+                [dynamodb:GetItem, dynamodb:PutItem, dynamodb:UpdateItem, dynamodb:DeleteItem,
+                 dynamodb:BatchGetItem]
+              Resource: !GetAtt IdempotencyTable.Arn
+            - Effect: Allow
+              Action: [dynamodb:GetItem, dynamodb:UpdateItem]
+              Resource: !GetAtt RateLimitsTable.Arn
+            # Held calls: created, read and decided (their workflows' task tokens are elsewhere).
+            - Effect: Allow
+              Action: [dynamodb:GetItem, dynamodb:PutItem, dynamodb:UpdateItem]
+              Resource: !GetAtt ApprovalsTable.Arn
+            - Effect: Allow  # audit records: appended, never changed (put only)
+              Action: [dynamodb:PutItem]
+              Resource: !GetAtt AuditTable.Arn
+        # the audience check of Cognito tokens: app clients the sign-in facade registered
+        - !If
+          - CognitoEnabled
+          - Statement:
+              - Effect: Allow
+                Action: [dynamodb:GetItem]
+                Resource: !GetAtt OAuthClientsTable.Arn
+          - !Ref AWS::NoValue
+        # A decided or cancelled held call's workflow is resumed by the approvals function, which
+        # alone holds task tokens (states:SendTask* is granted to it only).
+        - Statement:
+            - Effect: Allow
+              Action: [lambda:InvokeFunction]
+              Resource: !GetAtt ApprovalsFunction.Arn
+        - StepFunctionsExecutionPolicy: {StateMachineName: !Sub "${AWS::StackName}-approval"}
+"""
 
 
 def _function_text(family: NewFamily) -> str:
@@ -194,24 +234,7 @@ def _function_text(family: NewFamily) -> str:
       CodeUri: functions/{name}/
       Handler: app.lambda_handler
 {environment}      Policies:
-{own}        - DynamoDBReadPolicy: {{TableName: !Ref KeysTable}}
-        - DynamoDBReadPolicy: {{TableName: !Ref PrincipalsTable}}
-        - {_CLIENTS_READ}
-        - DynamoDBCrudPolicy: {{TableName: !Ref IdempotencyTable}}
-        - DynamoDBCrudPolicy: {{TableName: !Ref RateLimitsTable}}
-        - DynamoDBCrudPolicy: {{TableName: !Ref ApprovalsTable}}
-        - Statement:  # audit records: appended, never changed (put only)
-            - Effect: Allow
-              Action: [dynamodb:PutItem]
-              Resource: !GetAtt AuditTable.Arn
-        - StepFunctionsExecutionPolicy: {{StateMachineName: !Sub "${{AWS::StackName}}-approval"}}
-        - Statement:
-            # core's system tools on /mcp/<family> cancel and confirm held calls, which resumes
-            # the workflow; SendTask* takes no resource-level permissions (the token is the authority)
-            - Effect: Allow
-              Action: [states:SendTaskSuccess, states:SendTaskFailure]
-              Resource: "*"
-      Events:
+{own}{FAMILY_POLICIES}      Events:
         CallTool:
           Type: HttpApi
           Properties:

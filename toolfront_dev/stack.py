@@ -41,11 +41,15 @@ from toolfront_dev.environment import (
     stack_intrinsics,
 )
 from toolfront_dev.errors import CommandError, StackError
+from toolfront_dev.iam.enforcement import Enforcement, enforce
+from toolfront_dev.iam.evaluation import Policy
+from toolfront_dev.iam.policies import resource_attributes, role_policies
 from toolfront_dev.intrinsics import Intrinsics
 from toolfront_dev.managed_login import PREFIX as MANAGED_LOGIN_PREFIX
 from toolfront_dev.managed_login import ManagedLogin
 from toolfront_dev.moto_atomic import make_dynamodb_atomic
 from toolfront_dev.outbox import OUTBOX_NAME
+from toolfront_dev.payload import LOCAL_ACCOUNT_ID
 from toolfront_dev.routing import RouteTable
 from toolfront_dev.seeds import PasswordPolicy, Seed, check_passwords, seed_store
 from toolfront_dev.server import HandlerLoader, LocalApi, LocalApiServer
@@ -85,6 +89,7 @@ class LocalStack:
         dev_json_path: Path | str | None = None,
         parameters: Mapping[str, str] | None = None,
         seed: Seed | None = None,
+        enforce_iam: bool = True,
     ) -> None:
         """Describe the stack; nothing starts before :meth:`start`.
 
@@ -100,6 +105,8 @@ class LocalStack:
             parameters: template parameter values over the defaults (``{"EnableCognito": "false"}``).
             seed: principals, keys and Cognito users to load once the tables and the pool exist (the
                 demo admin always is).
+            enforce_iam: check every request a function makes against its policy in the template,
+                refused as AWS refuses it (``AccessDeniedException``).
         """
         self.project_dir = Path(project_dir).resolve()
         self.stage = stage
@@ -119,6 +126,15 @@ class LocalStack:
         self._seed = seed or Seed()
         self._admin_key: str | None = None
         self._login: ManagedLogin | None = None
+        self._enforce_iam = enforce_iam
+        self._iam: Enforcement | None = None
+
+    @property
+    def iam(self) -> Enforcement:
+        """IAM as enforced on this stack: each function's policy, and what each was allowed."""
+        if self._iam is None:
+            raise StackError("the local stack is not running, or runs without IAM")
+        return self._iam
 
     @property
     def info(self) -> DevInfo:
@@ -241,6 +257,11 @@ class LocalStack:
         self._set_environment(
             template, intrinsics.with_refs(tables | ids | own), moto_endpoint, pools, login_url
         )
+        if self._enforce_iam:  # before the first request: every function's request is checked
+            resolved = intrinsics.with_refs(tables | ids | own)
+            policies = self._policies(template, resolved, tables, pools)
+            self._iam = Enforcement(policies, source=str(template.path.resolve()))
+            enforce(self._iam)
         self._server.start()
         clients = {r.logical_id: ids[r.logical_id] for r in emulated if r.type == USER_POOL_CLIENT}
         machines = {m.logical_id: m.arn for m in names.state_machines}
@@ -259,6 +280,14 @@ class LocalStack:
         )
         write_dev_json(self.dev_json_path, self._info)
         logger.info("local stack up: API %s, moto %s", self._info.api_url, moto_endpoint)
+
+    @staticmethod
+    def _policies(
+        template: Template, intrinsics: Intrinsics, tables: Mapping[str, str], pools: Mapping[str, str]
+    ) -> dict[str, Policy]:
+        """Each function's policy as AWS builds it from the template, for this stack's names."""
+        attributes = resource_attributes(tables, pools, region=REGION, account=LOCAL_ACCOUNT_ID)
+        return role_policies(template.path, intrinsics.with_refs({}, attributes), REGION)
 
     def _provision(
         self, endpoint: str, template: Template, tables: Mapping[str, str], intrinsics: Intrinsics
@@ -363,6 +392,9 @@ class LocalStack:
         if self._moto is not None:
             self._moto.stop()
             self._moto = None
+        if self._iam is not None:
+            enforce(None)
+            self._iam = None
         self._environment.restore()
         reset_process_clients()
         self._info = None

@@ -29,7 +29,7 @@ from toolfront.approvals.decisions import Decisions
 from toolfront.approvals.notify import notify_approvers
 from toolfront.approvals.records import Approval, ApprovalStatus, hash_code, new_code
 from toolfront.approvals.store import ApprovalStore
-from toolfront.approvals.workflow import Workflow
+from toolfront.approvals.workflow import RESUME_TASK
 from toolfront.audit.records import AuditEvent, decided_by
 from toolfront.auth.actors import ActorKind
 from toolfront.aws import dynamodb
@@ -67,7 +67,7 @@ def _store() -> ApprovalStore:
 
 
 def _decisions() -> Decisions:
-    return wiring.decisions()
+    return wiring.decisions(resumes_itself=True)
 
 
 @cache
@@ -237,13 +237,19 @@ def _redirect(location: str, request_id: str, cookies: list[str]) -> dict[str, A
 
 
 def park(event: dict[str, Any]) -> dict[str, Any]:
-    """Workflow task: keep the task token with the approval, then send the approvers the link."""
+    """Workflow task: keep the task token, mark the approval waiting, then send approvers the link.
+
+    The token is kept first: a decision or cancellation from then on finds it (``resume``); one
+    that came before makes the approval's update fail here, and the workflow is let go.
+    """
     settings = _settings()
+    callbacks = wiring.workflow_callbacks()
+    callbacks.park(event["approval_id"], event["task_token"], settings.lifetime_seconds)
     code = new_code()
     try:
-        approval = _store().park(event["approval_id"], event["task_token"], hash_code(code))
+        approval = _store().park(event["approval_id"], hash_code(code))
     except dynamodb.ConditionFailedError:  # cancelled (or gone) before the workflow got here
-        (wiring.workflow() or Workflow(settings.state_machine_arn)).release(event["task_token"])
+        callbacks.release(event["task_token"])
         return {"parked": False}
     notify_approvers(settings, approval, code, _tool_info(approval.tool)["title"])
     return {"parked": True}
@@ -268,8 +274,18 @@ def close(event: dict[str, Any], status: ApprovalStatus) -> dict[str, Any]:
     return {"closed": True}
 
 
+def resume(event: dict[str, Any]) -> dict[str, Any]:
+    """Task of the other functions (``WorkflowHandover``): resume an approval's workflow with what its
+    record says now (approved, rejected, cancelled), whoever asks; anything else sends nothing."""
+    approval = _store().get(str(event.get("approval_id", "")))
+    if approval is not None:
+        wiring.workflow_callbacks().resume(approval)
+    return {"resumed": approval is not None}
+
+
 TASKS = {
     "park": park,
+    RESUME_TASK: resume,
     "expire": lambda event: close(event, ApprovalStatus.EXPIRED),
     "fail": lambda event: close(event, ApprovalStatus.FAILED),
 }

@@ -9,16 +9,18 @@ from datetime import UTC, datetime, timedelta
 import boto3
 import pytest
 
+from tests.aws import APPROVAL_STATE_MACHINE
 from toolfront import Tool
 from toolfront.approvals.decisions import Decisions
 from toolfront.approvals.desk import ApprovalDesk
 from toolfront.approvals.policy import ConfirmationReason
 from toolfront.approvals.records import Approval, ApprovalStatus, hash_code
 from toolfront.approvals.store import ApprovalStore
-from toolfront.approvals.workflow import Workflow
+from toolfront.approvals.workflow import Workflow, WorkflowCallbacks
 from toolfront.audit.log import AuditLog
 from toolfront.audit.records import decided_by
-from toolfront.audit.trail import problems, read_trail
+from toolfront.audit.trail import read_trail
+from toolfront.audit.verification import problems
 from toolfront.auth.actors import Actor, ActorKind
 from toolfront.errors import ApprovalClosedError
 
@@ -38,7 +40,7 @@ TOOL = Tool.new(
 def held(aws: None) -> tuple[Decisions, Approval]:
     client = boto3.client("dynamodb")
     machine = boto3.client("stepfunctions").create_state_machine(
-        name="approval",
+        name=APPROVAL_STATE_MACHINE,  # the name the template's policies grant
         definition=json.dumps({"StartAt": "Wait", "States": {"Wait": {"Type": "Pass", "End": True}}}),
         roleArn="arn:aws:iam::123456789012:role/approval",
     )["stateMachineArn"]
@@ -65,16 +67,16 @@ def held(aws: None) -> tuple[Decisions, Approval]:
         UpdateExpression="SET code_hash = :c",
         ExpressionAttributeValues={":c": {"S": hash_code(CODE)}},
     )
-    return Decisions(store, workflow, audit=AuditLog("AuditTable", client=client)), approval
+    callbacks = WorkflowCallbacks("ApprovalTokensTable", boto3.client("stepfunctions"), client)
+    return Decisions(store, callbacks, audit=AuditLog("AuditTable", client=client)), approval
 
 
 def deciding_at(moment: datetime) -> Decisions:
     """Decisions whose clock reads ``moment`` (the store and workflow of the fixture's)."""
     client = boto3.client("dynamodb")
-    machine = boto3.client("stepfunctions").list_state_machines()["stateMachines"][0]["stateMachineArn"]
     return Decisions(
         ApprovalStore("ApprovalsTable", client),
-        Workflow(machine, boto3.client("stepfunctions")),
+        WorkflowCallbacks("ApprovalTokensTable", boto3.client("stepfunctions"), client),
         clock=lambda: moment,
         audit=AuditLog("AuditTable", client=client),
     )

@@ -1,5 +1,8 @@
-"""Least privilege: each function and the state machine reach exactly what they use, nothing with "*"
-except the two Step Functions callbacks AWS only grants that way."""
+"""Least privilege, by the template's own rules: read from each role as the SAM translator builds it.
+
+What each function uses is proven from the other side by the suite's account (tests/iam_account.py:
+a whole run fails on a write granted and never used); these rules hold whatever the suite ran.
+"""
 
 from __future__ import annotations
 
@@ -9,59 +12,17 @@ from typing import Any
 import pytest
 from cfnlint.decode import decode
 
+from tests.aws import template_enforcement, template_tables
 from toolfront_dev.families import family_apps
+from toolfront_dev.iam.account import _short, is_write
+from toolfront_dev.iam.enforcement import Enforcement, logical_resource
+from toolfront_dev.iam.evaluation import Access
 
 ROOT = Path(__file__).resolve().parents[2]
-CORE = {
-    ("DynamoDBReadPolicy", "KeysTable"),
-    ("DynamoDBReadPolicy", "PrincipalsTable"),
-    ("DynamoDBReadPolicy", "OAuthClientsTable"),  # the audience check of Cognito tokens
-    ("DynamoDBCrudPolicy", "IdempotencyTable"),
-    ("DynamoDBCrudPolicy", "RateLimitsTable"),
-    ("DynamoDBCrudPolicy", "ApprovalsTable"),
-    ("Statement", "dynamodb:PutItem"),  # audit records: appended, never changed
-}
-FAMILY = CORE | {
-    ("StepFunctionsExecutionPolicy", "${AWS::StackName}-approval"),
-    ("Statement", "states:SendTaskFailure,states:SendTaskSuccess"),  # system tools on /mcp/<family>
-}
 CALLBACKS = frozenset({"states:SendTaskSuccess", "states:SendTaskFailure"})
-AUDIT_APPEND = frozenset({"dynamodb:PutItem"})
-APP_CLIENTS = frozenset(
-    {
-        "cognito-idp:CreateUserPoolClient",
-        "cognito-idp:UpdateUserPoolClient",
-        "cognito-idp:DeleteUserPoolClient",
-        "cognito-idp:ListUserPoolClients",
-    }
-)
-NEEDS = {
-    "CatalogueFunction": FAMILY | {("DynamoDBCrudPolicy", "ProductsTable")},
-    "GuestFunction": FAMILY | {("DynamoDBCrudPolicy", "GuestTable")},
-    "GatewayFunction": CORE | {("Statement", "states:SendTaskFailure,states:SendTaskSuccess")},
-    "ApprovalsFunction": {
-        ("DynamoDBCrudPolicy", "ApprovalsTable"),
-        ("DynamoDBReadPolicy", "PrincipalsTable"),  # approvers' permissions (ApproverSignIn)
-        ("Statement", "cognito-idp:ListUserPoolClients"),  # the approvers' app client, by name
-        ("Statement", "dynamodb:PutItem"),
-        ("SNSPublishMessagePolicy", "ApproverTopic"),
-        ("Statement", "states:SendTaskFailure,states:SendTaskSuccess"),
-    },
-    # The sign-in facade alone writes the clients table and manages app clients (in its pool only).
-    "OAuthFunction": {
-        ("DynamoDBCrudPolicy", "OAuthClientsTable"),
-        ("DynamoDBCrudPolicy", "RateLimitsTable"),
-        ("Statement", "dynamodb:PutItem"),  # registrations' audit records
-        (
-            "Statement",
-            "cognito-idp:CreateUserPoolClient,cognito-idp:DeleteUserPoolClient,cognito-idp:UpdateUserPoolClient",
-        ),
-    },
-    "ApprovalStateMachine": {("LambdaInvokePolicy", "ApprovalsFunction")},
-}
 #: Who invokes every family's function: the gateway (MCP calls on /mcp) and the workflow (approved calls).
 INVOKERS = ("GatewayFunction", "ApprovalStateMachine")
-SHIPPED_FAMILIES = {"catalogue", "guest"}
+SHIPPED_FAMILIES = {"CatalogueFunction": "ProductsTable", "GuestFunction": "GuestTable"}
 
 
 @pytest.fixture(scope="module")
@@ -70,6 +31,17 @@ def resources() -> dict[str, Any]:
     assert not problems
     found: dict[str, Any] = template["Resources"]
     return found
+
+
+@pytest.fixture
+def enforcement(aws: None) -> Enforcement:
+    return template_enforcement({logical_id: logical_id for logical_id in template_tables()})
+
+
+def grants(enforcement: Enforcement, function: str) -> set[tuple[str, str]]:
+    """(action, resource) of a function's Allow statements, in the template's names."""
+    policy = enforcement.policies[function]
+    return {(action, _short(logical_resource(resource))) for action, resource in policy.granted()}
 
 
 def families(resources: dict[str, Any]) -> dict[str, str]:
@@ -83,89 +55,59 @@ def families(resources: dict[str, Any]) -> dict[str, str]:
     }
 
 
-def needs(resources: dict[str, Any]) -> dict[str, set[tuple[str, str]]]:
-    """What each principal may reach: NEEDS, every family added by `toolfront new family` (the
-    family's grants and its own tables, the ones its environment names), and the invoke grants."""
-    found = {lid: set(grants) for lid, grants in NEEDS.items()}
-    for lid, family in families(resources).items():
-        invoke = ("LambdaInvokePolicy", f"${{AWS::StackName}}-{family}")
-        for invoker in INVOKERS:
-            found[invoker].add(invoke)
-        if lid not in found:
-            variables = resources[lid]["Properties"].get("Environment", {}).get("Variables", {})
-            own = {("DynamoDBCrudPolicy", v["Ref"]) for v in variables.values() if isinstance(v, dict)}
-            found[lid] = FAMILY | own
-    return found
-
-
-def _target(value: Any) -> str:
-    """The single resource a policy template names (a !Ref, a !GetAtt or a !Sub of a name)."""
-    if isinstance(value, dict) and len(value) == 1:
-        ((kind, inner),) = value.items()
-        if kind == "Ref":
-            return str(inner)
-        if kind == "Fn::GetAtt":
-            return str(inner[0] if isinstance(inner, list) else inner.split(".")[0])
-        if kind == "Fn::Sub":
-            return str(inner)
-    raise AssertionError(f"a policy template must name one resource by reference, got {value!r}")
-
-
-def grants(policies: list[Any]) -> set[tuple[str, str]]:
-    found = set()
-    for policy in policies:
-        assert isinstance(policy, dict) and len(policy) == 1, f"unexpected policy {policy!r}"
-        ((name, body),) = policy.items()
-        if name == "Fn::If":  # a grant only a condition's resources need: the grant, or none at all
-            _condition, granted, otherwise = body
-            assert otherwise == {"Ref": "AWS::NoValue"}, (
-                f"a conditional grant must grant nothing else: {policy!r}"
-            )
-            ((name, body),) = granted.items()
-        if name == "Statement":
-            for statement in body:
-                actions = sorted(
-                    statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
-                )
-                allowed = CALLBACKS | APP_CLIENTS | AUDIT_APPEND
-                assert set(actions) <= allowed, f"an inline statement beyond these: {actions}"
-                if set(actions) & APP_CLIENTS:  # app clients of the stack's own pool, no other
-                    assert statement["Resource"] == {"Fn::GetAtt": ["UserPool", "Arn"]}, statement
-                if set(actions) & AUDIT_APPEND:  # puts on the audit table alone: no update, no delete
-                    assert set(actions) == AUDIT_APPEND, statement
-                    assert statement["Resource"] == {"Fn::GetAtt": ["AuditTable", "Arn"]}, statement
-                found.add(("Statement", ",".join(actions)))
-            continue
-        (parameter,) = body.values()
-        found.add((name, _target(parameter)))
-    return found
-
-
-def test_each_principal_reaches_exactly_what_it_uses(resources: dict[str, Any]) -> None:
-    for logical_id, expected in needs(resources).items():
-        assert grants(resources[logical_id]["Properties"].get("Policies", [])) == expected, logical_id
-
-
-def test_the_shipped_families_are_pinned_here(resources: dict[str, Any]) -> None:
-    assert set(families(resources).values()) >= SHIPPED_FAMILIES
-    assert {"CatalogueFunction", "GuestFunction"} <= set(NEEDS)
-
-
-def test_every_function_is_listed_here(resources: dict[str, Any]) -> None:
-    functions = {lid for lid, res in resources.items() if res["Type"] == "AWS::Serverless::Function"}
-    assert functions <= set(needs(resources))
-
-
-def test_no_statement_grants_star_actions_or_star_resources_beyond_callbacks(
-    resources: dict[str, Any],
+def test_no_statement_grants_every_action_or_every_resource_beyond_callbacks(
+    enforcement: Enforcement,
 ) -> None:
-    for logical_id, res in resources.items():
-        for policy in res.get("Properties", {}).get("Policies", []) or []:
-            for statement in policy.get("Statement", []) if isinstance(policy, dict) else []:
-                actions = (
-                    statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
-                )
-                assert not any(a == "*" or a.endswith(":*") for a in actions), logical_id
-                if statement.get("Resource") == "*":
-                    # SendTaskSuccess/Failure accept no resource-level permission: the token is the authority
-                    assert set(actions) <= CALLBACKS, logical_id
+    for function, policy in enforcement.policies.items():
+        for action, resource in policy.granted():
+            assert action != "*" and not action.endswith(":*"), (function, action)
+            if resource == "*":  # SendTask* accept no resource-level permission: the token decides
+                assert action in CALLBACKS and function == "ApprovalsFunction", (function, action)
+
+
+def test_every_family_reaches_the_pipelines_tables_exactly_as_the_catalogue_does(
+    enforcement: Enforcement, resources: dict[str, Any]
+) -> None:
+    def core(function: str) -> set[tuple[str, str]]:
+        own = f"table/{SHIPPED_FAMILIES.get(function, '')}"
+        return {g for g in grants(enforcement, function) if not g[1].startswith(own) or own == "table/"}
+
+    expected = core("CatalogueFunction")
+    assert ("dynamodb:UpdateItem", "table/KeysTable") in expected  # the key gate's bucket (N1)
+    for function in families(resources):
+        own_tables = {g for g in core(function) if g not in expected}
+        assert core(function) - own_tables == expected, function
+        assert all(g[1].startswith("table/") for g in own_tables), (function, own_tables)
+
+
+def test_the_gateway_and_the_workflow_invoke_every_family(
+    enforcement: Enforcement, resources: dict[str, Any]
+) -> None:
+    for function, family in families(resources).items():
+        arn = f"arn:aws:lambda:us-east-1:123456789012:function:toolfront-unit-{family}"
+        for invoker in INVOKERS:
+            assert enforcement.policies[invoker].allows(Access("lambda:InvokeFunction", arn)), (
+                invoker,
+                function,
+            )
+
+
+def test_the_shipped_families_write_their_own_tables_only_as_their_tools_do(enforcement: Enforcement) -> None:
+    products = {a for a, r in grants(enforcement, "CatalogueFunction") if r == "table/ProductsTable"}
+    assert {a for a in products if is_write(a)} == {
+        "dynamodb:PutItem",
+        "dynamodb:UpdateItem",
+        "dynamodb:DeleteItem",
+    }
+    guests = {a for a, r in grants(enforcement, "GuestFunction") if r == "table/GuestTable"}
+    assert {a for a in guests if is_write(a)} == {"dynamodb:PutItem"}
+
+
+def test_the_sign_in_facade_alone_manages_app_clients(enforcement: Enforcement) -> None:
+    managing = {
+        function
+        for function in enforcement.policies
+        for action, _ in grants(enforcement, function)
+        if action.startswith("cognito-idp:") and is_write(action)
+    }
+    assert managing == {"OAuthFunction"}

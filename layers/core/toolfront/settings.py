@@ -98,6 +98,8 @@ class ApprovalSettings:
     table: str
     state_machine_arn: str
     lifetime_seconds: int = 86400
+    approvals_function: str = ""  # resumes workflows for the other functions (it alone holds tokens)
+    tokens_table: str = ""  # the waiting workflows' task tokens (the approvals function's alone)
     topic_arn: str | None = None  # SNS topic of the approvers (AWS)
     outbox_path: str | None = None  # local stack: one JSON line per approval link
     sign_in: ApproverSignInSettings | None = None  # ApproverSignIn: deciding needs a signed-in approver
@@ -254,6 +256,8 @@ def _approvals(env: Mapping[str, str]) -> ApprovalSettings | None:
         table=_required(env, "TOOLFRONT_APPROVALS_TABLE"),
         state_machine_arn=machine,
         lifetime_seconds=_integer(env, "TOOLFRONT_APPROVAL_LIFETIME_SECONDS", 86400, low=1),
+        approvals_function=env.get("TOOLFRONT_APPROVALS_FUNCTION", "").strip(),
+        tokens_table=env.get("TOOLFRONT_APPROVAL_TOKENS_TABLE", "").strip(),
         topic_arn=env.get("TOOLFRONT_APPROVER_TOPIC_ARN", "").strip() or None,
         outbox_path=env.get("TOOLFRONT_OUTBOX_PATH", "").strip() or None,
         sign_in=_approver_sign_in(env),

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from toolfront.approvals.decisions import Decisions
     from toolfront.approvals.desk import ApprovalDesk
     from toolfront.approvals.store import ApprovalStore
-    from toolfront.approvals.workflow import Workflow
+    from toolfront.approvals.workflow import Resumer, Workflow, WorkflowCallbacks
     from toolfront.audit.log import AuditLog
     from toolfront.auth.authenticator import Authenticator
     from toolfront.auth.keystore import DynamoDBKeyStore
@@ -142,13 +142,36 @@ def approver_sign_in() -> ApproverSignIn | None:
     )
 
 
-def decisions() -> Decisions:
+@cache
+def workflow_callbacks() -> WorkflowCallbacks:
+    """The approvals function's own: the parked task tokens, and the callbacks that resume workflows."""
+    from toolfront.approvals.workflow import WorkflowCallbacks
+
+    approvals = current().approvals
+    if approvals is None or not approvals.tokens_table:
+        raise ConfigurationError("TOOLFRONT_APPROVAL_TOKENS_TABLE is not set: no workflow to resume here")
+    return WorkflowCallbacks(approvals.tokens_table)
+
+
+def decisions(*, resumes_itself: bool = False) -> Decisions:
+    """Deciding and cancelling approvals: the approvals function resumes the workflow itself
+    (``resumes_itself``), every other function hands that to it (it alone holds task tokens)."""
     from toolfront.approvals.decisions import Decisions
 
-    store, flow = approval_store(), workflow()
-    if store is None or flow is None:
+    store, approvals = approval_store(), current().approvals
+    if store is None or approvals is None:
         raise ConfigurationError(_NO_APPROVALS)
-    return Decisions(store, flow, audit=audit_log())
+    return Decisions(store, workflow_callbacks() if resumes_itself else _handover(), audit=audit_log())
+
+
+@cache
+def _handover() -> Resumer:
+    from toolfront.approvals.workflow import WorkflowHandover
+
+    approvals = current().approvals
+    if approvals is None or not approvals.approvals_function:
+        raise ConfigurationError("TOOLFRONT_APPROVALS_FUNCTION is not set: no workflow to resume")
+    return WorkflowHandover(approvals.approvals_function)
 
 
 def approval_desk() -> ApprovalDesk | None:
@@ -235,6 +258,8 @@ def reset() -> None:
     current.cache_clear()
     for built in (key_store, authenticator, admission, key_gate, audit_log, approval_store, workflow):
         built.cache_clear()
+    workflow_callbacks.cache_clear()
+    _handover.cache_clear()
     approver_sign_in.cache_clear()
     sign_in_facade.cache_clear()
 

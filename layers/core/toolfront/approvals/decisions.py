@@ -12,7 +12,7 @@ from typing import Any
 
 from toolfront.approvals.records import Approval, ApprovalStatus, hash_code
 from toolfront.approvals.store import ApprovalStore, old_approval
-from toolfront.approvals.workflow import Workflow
+from toolfront.approvals.workflow import Resumer
 from toolfront.audit.log import AuditLog
 from toolfront.audit.records import AuditActor, AuditEntry, AuditEvent, decided_by
 from toolfront.aws import dynamodb
@@ -44,7 +44,7 @@ class Decisions:
     def __init__(
         self,
         approvals: ApprovalStore,
-        workflow: Workflow,
+        workflow: Resumer,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         audit: AuditLog | None = None,
     ) -> None:
@@ -94,7 +94,7 @@ class Decisions:
             current = old_approval(failed) or approval
             raise ApprovalClosedError(f"this approval can no longer be decided: {_why(current)}") from None
         self.record(decided, AuditEvent.DECIDED)
-        self._workflow.resume(decided, decision)
+        self._workflow.resume(decided)
         emit_metric("ApprovalsDecided", Decision=decision)
         return decided
 
@@ -113,7 +113,7 @@ class Decisions:
             current = old_approval(failed) or approval
             raise ApprovalClosedError(f"this approval can no longer be cancelled: {_why(current)}") from None
         self.record(cancelled, AuditEvent.CANCELLED)
-        self._workflow.stop(cancelled, "Cancelled")
+        self._workflow.resume(cancelled)  # a cancelled approval ends its workflow
         emit_metric("ApprovalsCancelled")
         return cancelled
 

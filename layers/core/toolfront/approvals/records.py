@@ -105,7 +105,6 @@ class Approval:
     result_content: list[dict[str, Any]] | None = None  # a ToolResult's blocks, in wire form
     error: dict[str, Any] | None = None
     code_hash: str | None = field(default=None, repr=False)
-    task_token: str | None = field(default=None, repr=False)  # never leaves the backend
 
     def expired_at(self, now: datetime) -> bool:
         return now >= self.expires_at

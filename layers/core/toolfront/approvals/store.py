@@ -51,14 +51,15 @@ class ApprovalStore:
         )
         return self._from(found["Item"]) if "Item" in found else None
 
-    def park(self, approval_id: str, task_token: str, code_hash: str) -> Approval:
-        """Keep the workflow's task token and the code's hash with a pending approval."""
+    def park(self, approval_id: str, code_hash: str) -> Approval:
+        """Keep the code's hash with a pending approval: its workflow waits (its token is kept by
+        the approvals function, ``workflow.WorkflowCallbacks``, never in this table)."""
         from toolfront.approvals.records import ApprovalStatus
 
         return self._update(
             approval_id,
-            "SET task_token = :token, code_hash = :code",
-            {":token": {"S": task_token}, ":code": {"S": code_hash}},
+            "SET code_hash = :code",
+            {":code": {"S": code_hash}},
             condition="#status = :pending",
             extra_values={":pending": {"S": ApprovalStatus.PENDING}},
         )
@@ -264,7 +265,6 @@ def _from_item(item: dict[str, Any], parts: PartsReader | None = None) -> Approv
             result_content=_json_field(item, "result_content", parts),
             error=json.loads(error) if error is not None else None,
             code_hash=_text(item, "code_hash"),
-            task_token=_text(item, "task_token"),
         )
     except (KeyError, ValueError, AssertionError, zlib.error) as exc:  # a damaged record: never half-read
         raise StoreUnavailableError("an approval record could not be read") from exc
