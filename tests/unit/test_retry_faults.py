@@ -16,6 +16,8 @@ from botocore.exceptions import EndpointConnectionError
 
 from tests.aws import EVENT_ADMIN_KEY, seed
 from tests.conftest import load_family
+from tests.helpers import catalogue_prices as prices
+from tests.helpers import catalogue_request as request
 from tests.helpers import load_event
 from toolfront.aws import clients
 
@@ -32,19 +34,6 @@ def call(aws: None) -> Handler:
         body = json.dumps({"sku": sku, "name": sku, "price_cents": 1000, "currency": "EUR"})
         assert handler(load_event("catalogue_create_product", body=body), None)["statusCode"] == 200
     return handler
-
-
-def request(handler: Handler, tool: str, data: dict[str, Any], request_id: str) -> dict[str, Any]:
-    event = load_event("catalogue_create_product", body=json.dumps(data))
-    event["rawPath"] = f"/v1/tools/catalogue/{tool}"
-    event["pathParameters"] = {"verb_noun": tool}
-    event["requestContext"] = {**event["requestContext"], "requestId": request_id}
-    return handler(event, None)
-
-
-def prices() -> list[int]:
-    table = boto3.client("dynamodb").scan(TableName=_products_table())["Items"]
-    return [int(item["price_cents"]["N"]) for item in sorted(table, key=lambda i: i["sku"]["S"])]
 
 
 def _products_table() -> str:

@@ -23,6 +23,8 @@ from moto.core.models import botocore_stubber
 
 from tests.aws import EVENT_ADMIN_KEY, seed
 from tests.conftest import load_family
+from tests.helpers import catalogue_prices as prices
+from tests.helpers import catalogue_request as request
 from tests.helpers import load_event
 from toolfront.audit.trail import read_trail
 from toolfront.aws import clients
@@ -53,19 +55,6 @@ def slept(aws: None, monkeypatch: pytest.MonkeyPatch) -> list[float]:
     waits: list[float] = []
     monkeypatch.setattr(clients.dynamodb(), "sleep", waits.append)
     return waits
-
-
-def request(handler: Handler, tool: str, data: dict[str, Any], request_id: str) -> dict[str, Any]:
-    event = load_event("catalogue_create_product", body=json.dumps(data))
-    event["rawPath"] = f"/v1/tools/catalogue/{tool}"
-    event["pathParameters"] = {"verb_noun": tool}
-    event["requestContext"] = {**event["requestContext"], "requestId": request_id}
-    return handler(event, None)
-
-
-def prices() -> list[int]:
-    items = boto3.client("dynamodb").scan(TableName=table("PRODUCTS"))["Items"]
-    return [int(item["price_cents"]["N"]) for item in sorted(items, key=lambda i: i["sku"]["S"])]
 
 
 def table(name: str) -> str:
