@@ -74,7 +74,9 @@ class Authorizer:
             if len(registered.metadata.redirect_uris) != 1:
                 raise OAuthError("invalid_request", "redirect_uri is required")
             redirect_uri = registered.metadata.redirect_uris[0]
-        registered = self._registrar.allow_redirect(registered, redirect_uri)
+        # Checked before anything can redirect to it; Cognito learns a new port only once the whole
+        # request holds, so a refused request never costs an app-client update.
+        self._registrar.check_redirect(registered, redirect_uri)
         state = query.get("state")
 
         def refuse(error: str, description: str) -> RedirectableError:
@@ -95,6 +97,7 @@ class Authorizer:
         if resource is not None and resource.rstrip("/") not in resources:
             raise refuse("invalid_target", "resource is not an MCP endpoint of this server")
         scopes = self._granted_scopes(query.get("scope", ""), refuse)
+        registered = self._registrar.allow_redirect(registered, redirect_uri, source_ip)
         cookie = secrets.token_urlsafe(32)
         consent_id = secrets.token_urlsafe(24)
         self._store.put_consent(

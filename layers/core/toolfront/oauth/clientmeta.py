@@ -19,6 +19,9 @@ MAX_NAME_LENGTH = 100
 DEFAULT_NAME = "MCP client"
 GRANT_TYPES = frozenset({"authorization_code", "refresh_token"})
 _PRINTABLE = re.compile(r"[^\x00-\x1f\x7f]+")
+# A browser (WHATWG URL) reads ``\`` as ``/`` and drops tabs and newlines; ``urlsplit`` does not, so
+# ``http://evil.example\@127.0.0.1/`` is loopback to Python and evil.example to the browser.
+_UNSAFE_URI_CHARACTERS = re.compile(r"[\x00-\x20\x7f\\]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +79,8 @@ def client_metadata(document: Any) -> ClientMetadata:
         raise _invalid(f"client_name must be a string of 1 to {MAX_NAME_LENGTH} characters")
     if not _PRINTABLE.fullmatch(name):
         raise _invalid("client_name must not contain control characters")
+    if not _is_text(name):
+        raise _invalid("client_name must be Unicode text (it holds a lone surrogate)")
     return ClientMetadata(tuple(redirect_uris), name.strip(), tuple(dict.fromkeys(grant_types)))
 
 
@@ -85,6 +90,10 @@ def redirect_uri_problem(uri: Any) -> None:
     if not isinstance(uri, str) or not uri or len(uri) > MAX_URI_LENGTH:
         raise OAuthError(
             "invalid_redirect_uri", f"a redirect URI must be a URL of at most {MAX_URI_LENGTH} characters"
+        )
+    if _UNSAFE_URI_CHARACTERS.search(uri) or not _is_text(uri):
+        raise OAuthError(
+            "invalid_redirect_uri", "a redirect URI may not hold a backslash, a space or a control character"
         )
     try:
         parts = urlsplit(uri)
@@ -108,25 +117,40 @@ def redirect_uri_problem(uri: Any) -> None:
 
 def registered_redirect(uri: str, registered: tuple[str, ...]) -> bool:
     """Whether ``uri`` is one of the client's redirect URIs: exactly, or for a loopback URI with any
-    port (RFC 8252 section 7.3: native apps take a free port when they start)."""
+    port (RFC 8252 section 7.3: native apps take a free port when they start).
+
+    ``uri`` first passes every rule of registration (``redirect_uri_problem``), then its parsed parts
+    are compared: scheme, host, path and query equal to a registered loopback URI's, the port free.
+    """
+    try:
+        redirect_uri_problem(uri)
+    except OAuthError:
+        return False
     if uri in registered:
         return True
-    try:
-        seen = urlsplit(uri)
-        if seen.scheme != "http" or seen.hostname not in LOOPBACK_HOSTS:
-            return False
-        for candidate in registered:
-            known = urlsplit(candidate)
-            if (known.scheme, known.hostname, known.path or "/", known.query) == (
-                seen.scheme,
-                seen.hostname,
-                seen.path or "/",
-                seen.query,
-            ):
-                return True
-    except ValueError:
+    if not uri.isascii():  # the any-port rule compares hosts: only where both parsers see one host
         return False
+    seen = urlsplit(uri)
+    if seen.scheme.lower() != "http" or seen.hostname not in LOOPBACK_HOSTS:
+        return False
+    wanted = ("http", seen.hostname, seen.path or "/", seen.query)
+    for candidate in registered:
+        try:
+            known = urlsplit(candidate)
+            if (known.scheme.lower(), known.hostname, known.path or "/", known.query) == wanted:
+                return True
+        except ValueError:
+            continue
     return False
+
+
+def _is_text(value: str) -> bool:
+    """Whether ``value`` is Unicode text (no lone surrogate, which nothing can encode)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _invalid(description: str) -> OAuthError:

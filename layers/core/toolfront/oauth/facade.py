@@ -21,8 +21,9 @@ from toolfront.adapters.http import (
     origin_of,
     source_ip_of,
 )
+from toolfront.calls.inputs import parse_json
 from toolfront.calls.redaction import refuse_credentials_in_url
-from toolfront.errors import CredentialInUrlError, StoreUnavailableError
+from toolfront.errors import CredentialInUrlError, InvalidJsonError, StoreUnavailableError
 from toolfront.oauth import metadata
 from toolfront.oauth.authorize import Authorizer, error_redirect
 from toolfront.oauth.errors import OAuthError, RedirectableError
@@ -184,9 +185,9 @@ def _json_body(event: Event) -> Any:
     if len(body) > MAX_FORM_BYTES:
         raise OAuthError("invalid_client_metadata", "the client metadata is too large")
     try:
-        return json.loads(body)
-    except ValueError:
-        raise OAuthError("invalid_client_metadata", "the client metadata must be JSON") from None
+        return parse_json(body, what="the client metadata")
+    except InvalidJsonError as refused:  # RFC 7591 section 3.2.2's form, not the REST envelope
+        raise OAuthError("invalid_client_metadata", refused.message) from None
 
 
 def _cookie_name(secure: bool) -> str:

@@ -3,7 +3,10 @@ request names, by its registered id or by its metadata document's URL.
 
 Every app client costs one of ``MaxRegisteredClients`` places and one of the source address's
 registrations this hour, whichever way it came; a failure part-way gives back what it took, so a
-refused or failed registration leaves neither a place taken nor an app client behind.
+refused or failed registration leaves neither a place taken nor an app client behind. A client no
+token was issued for within ``UNUSED_CLIENT_SECONDS`` expires: when the places are all taken, the next
+registration removes such clients (item and app client) and takes a freed place, so addresses that
+register and never sign in cannot hold ``MaxRegisteredClients`` for good.
 """
 
 from __future__ import annotations
@@ -24,6 +27,14 @@ from toolfront.oauth.store import Client, FacadeStore
 from toolfront.settings import FacadeSettings
 
 logger = logging.getLogger(__name__)
+
+#: A sign-in takes minutes; a day leaves room for a person who registers and comes back later.
+UNUSED_CLIENT_SECONDS = 24 * 3600
+#: Unused clients removed by one registration that found every place taken (it needs one).
+EXPIRED_PER_REGISTRATION = 3
+#: App-client updates for loopback ports not seen before, per source address and hour (each is one
+#: UpdateUserPoolClient: a native app takes a new port when it starts, not on every request).
+NEW_PORTS_PER_IP_PER_HOUR = 20
 
 
 class Registrar:
@@ -73,17 +84,38 @@ class Registrar:
             return known
         return self._registered(client_id, status=401)
 
-    def allow_redirect(self, registered: Client, redirect_uri: str) -> Client:
+    def allow_redirect(self, registered: Client, redirect_uri: str, source_ip: str) -> Client:
         """The client once ``redirect_uri`` is one of its callbacks (a loopback URI on a new port is
-        added to its app client); ``OAuthError`` when it is not a registered redirect URI."""
+        added to its app client, within the address's hourly budget of new ports).
+
+        Raises:
+            OAuthError: not a registered redirect URI (``check_redirect``); the budget is spent (429).
+        """
+        self.check_redirect(registered, redirect_uri)
         if redirect_uri in registered.callbacks:
             return registered
-        if not registered_redirect(redirect_uri, registered.metadata.redirect_uris):
-            raise OAuthError("invalid_request", "redirect_uri is not registered for this client")
-        extra = (*registered.extra_callbacks, redirect_uri)[-(MAX_CALLBACK_URLS - 10) :]
+        self._store.spend_new_port(source_ip, NEW_PORTS_PER_IP_PER_HOUR)
+        uris = registered.metadata.redirect_uris
+        kept = tuple(u for u in registered.extra_callbacks if registered_redirect(u, uris))
+        extra = (*kept, redirect_uri)[-(MAX_CALLBACK_URLS - 10) :]
         return self._rewrite(
             Client(registered.cognito_id, registered.metadata, registered.document_url, extra)
         )
+
+    @staticmethod
+    def check_redirect(registered: Client, redirect_uri: str) -> None:
+        """Refuse (``OAuthError``, a page) a ``redirect_uri`` that is not one of the client's: every
+        rule of registration holds for it, and only a loopback URI's port may differ."""
+        if not registered_redirect(redirect_uri, registered.metadata.redirect_uris):
+            raise OAuthError("invalid_request", "redirect_uri is not registered for this client")
+
+    def used(self, registered: Client) -> None:
+        """A token was issued for ``registered``: it no longer expires unused (best effort: the
+        tokens are answered anyway; a client left marked unused may expire after a day)."""
+        try:
+            self._store.forget_unused(registered.cognito_id)
+        except StoreUnavailableError:
+            logger.warning("could not mark OAuth client %s as used", registered.cognito_id)
 
     def _registered(self, client_id: str, status: int = 400) -> Client:
         found = self._store.get_client(client_id) if client_id else None
@@ -104,7 +136,7 @@ class Registrar:
 
     def _create(self, metadata: ClientMetadata, source_ip: str, document_url: str | None = None) -> Client:
         self._store.spend_registration(source_ip, self._settings.registrations_per_ip_per_hour)
-        self._store.reserve_client(self._settings.max_clients)
+        self._reserve()
         try:
             cognito_id = self._apps.create(metadata.client_name, metadata.redirect_uris)
         except BaseException:
@@ -112,6 +144,7 @@ class Registrar:
             raise
         created = Client(cognito_id, metadata, document_url)
         try:
+            self._store.note_unused(cognito_id, int(self._clock()) + UNUSED_CLIENT_SECONDS)
             self._store.put_client(created, source_ip)
         except BaseException:
             self._undo(cognito_id, recorded=False)
@@ -125,6 +158,35 @@ class Registrar:
             ) from None
         logger.info("registered OAuth client %s (%s)", cognito_id, "document" if document_url else "dynamic")
         return created
+
+    def _reserve(self) -> None:
+        """Take a place; when none is free, first remove clients that expired unused."""
+        try:
+            self._store.reserve_client(self._settings.max_clients)
+            return
+        except OAuthError as full:
+            if full.error != "registration_limit_reached" or not self._expire_unused():
+                raise
+        self._store.reserve_client(self._settings.max_clients)
+
+    def _expire_unused(self) -> int:
+        """Remove up to ``EXPIRED_PER_REGISTRATION`` clients that expired unused; how many were."""
+        removed = 0
+        for cognito_id, until in self._store.expired_unused(EXPIRED_PER_REGISTRATION):
+            if not self._store.claim_unused(cognito_id, until):
+                continue  # a token came first, or another registration removes it
+            found = self._store.get_client(cognito_id)
+            if found is not None and found.document_url:
+                self._store.delete_document(found.document_url, cognito_id)
+            self._store.delete_client(cognito_id)
+            try:
+                self._apps.delete(cognito_id)
+            except Exception:  # its item is gone: its tokens (there are none) fail the audience check
+                logger.warning("could not delete the app client of expired OAuth client %s", cognito_id)
+            self._store.release_client()
+            logger.info("expired OAuth client %s: no token was issued for it", cognito_id)
+            removed += 1
+        return removed
 
     def _record(self, created: Client, source_ip: str) -> None:
         """The registration's audit record: the address it came from and the client's name."""
@@ -155,6 +217,7 @@ class Registrar:
         try:
             if recorded:
                 self._store.delete_client(cognito_id)
+            self._store.forget_unused(cognito_id)
             self._apps.delete(cognito_id)
             self._store.release_client()
         except Exception:

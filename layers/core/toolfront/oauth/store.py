@@ -5,13 +5,17 @@ consents. Items of the clients table, keyed ``pk``:
 - ``client#<Cognito client id>``: a registered client (read by every function's audience check).
 - ``document#<URL>``: the app client standing for a client ID metadata document.
 - ``count#clients``: how many app clients the facade holds (reserved before one is created).
+- ``unused#clients``: one attribute ``c_<Cognito client id>`` per app client no token was issued for
+  yet, holding when it expires unused (found without a Scan, which the function may not do).
 - ``consent#<id>``: an authorization request waiting for the person's decision (single use, TTL).
 
-The per-IP registration budget is a fixed one-hour window in the rate-limits table.
+The per-IP budgets (registrations, new loopback ports) are fixed one-hour windows in the rate-limits
+table.
 """
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,6 +28,8 @@ from toolfront.oauth.clientmeta import ClientMetadata
 from toolfront.oauth.errors import OAuthError
 
 _COUNT_KEY = {"pk": {"S": "count#clients"}}
+_UNUSED_KEY = {"pk": {"S": "unused#clients"}}
+_UNUSED_PREFIX = "c_"
 CONSENT_SECONDS = 600
 
 
@@ -77,13 +83,36 @@ class FacadeStore:
 
     def spend_registration(self, source_ip: str, per_hour: int) -> None:
         """Count one registration from ``source_ip`` this hour; refuse the one over ``per_hour``."""
+        retry = self._spend_hourly("oauth-register", source_ip, per_hour)
+        if retry is not None:
+            raise OAuthError(
+                "too_many_registrations",
+                f"at most {per_hour} client registrations an hour from one address; try again in {retry} s",
+                429,
+                headers={"retry-after": str(retry)},
+            )
+
+    def spend_new_port(self, source_ip: str, per_hour: int) -> None:
+        """Count one new loopback port (one app-client update) from ``source_ip`` this hour."""
+        retry = self._spend_hourly("oauth-port", source_ip, per_hour)
+        if retry is not None:
+            raise OAuthError(
+                "temporarily_unavailable",
+                f"at most {per_hour} new loopback ports an hour from one address; try again in {retry} s,"
+                " or use a port this client used before",
+                429,
+                headers={"retry-after": str(retry)},
+            )
+
+    def _spend_hourly(self, kind: str, source_ip: str, per_hour: int) -> int | None:
+        """``None`` once counted; the seconds to the next hour when ``per_hour`` is spent."""
         now = int(self._clock())
         hour = now // 3600
         try:
             self._call(
                 "update_item",
                 TableName=self._rates,
-                Key={"pk": {"S": f"oauth-register#{source_ip}#{hour}"}},
+                Key={"pk": {"S": f"{kind}#{source_ip}#{hour}"}},
                 UpdateExpression="ADD n :one SET expires_at_epoch = :expires",
                 ConditionExpression="attribute_not_exists(n) OR n < :limit",
                 ExpressionAttributeValues={
@@ -93,13 +122,8 @@ class FacadeStore:
                 },
             )
         except ConditionFailedError:
-            retry = (hour + 1) * 3600 - now
-            raise OAuthError(
-                "too_many_registrations",
-                f"at most {per_hour} client registrations an hour from one address; try again in {retry} s",
-                429,
-                headers={"retry-after": str(retry)},
-            ) from None
+            return (hour + 1) * 3600 - now
+        return None
 
     def reserve_client(self, cap: int) -> None:
         """Take one of the ``cap`` app-client places (given back by ``release_client``)."""
@@ -127,6 +151,56 @@ class FacadeStore:
             UpdateExpression="ADD n :minus",
             ExpressionAttributeValues={":minus": {"N": "-1"}},
         )
+
+    # -- registrations not used yet ------------------------------------------------------------
+
+    def note_unused(self, cognito_id: str, until: int) -> None:
+        """Record that no token was issued for ``cognito_id`` yet; it expires at ``until``."""
+        self._call(
+            "update_item",
+            TableName=self._table,
+            Key=_UNUSED_KEY,
+            UpdateExpression="SET #c = :until",
+            ExpressionAttributeNames={"#c": _UNUSED_PREFIX + cognito_id},
+            ExpressionAttributeValues={":until": {"N": str(until)}},
+        )
+
+    def forget_unused(self, cognito_id: str) -> None:
+        """``cognito_id`` was used (or given back): it no longer expires."""
+        self._call(
+            "update_item",
+            TableName=self._table,
+            Key=_UNUSED_KEY,
+            UpdateExpression="REMOVE #c",
+            ExpressionAttributeNames={"#c": _UNUSED_PREFIX + cognito_id},
+        )
+
+    def expired_unused(self, limit: int) -> list[tuple[str, int]]:
+        """Up to ``limit`` unused app clients past their expiry, the longest expired first."""
+        found = self._call("get_item", TableName=self._table, Key=_UNUSED_KEY, ConsistentRead=True)
+        now = self._clock()
+        expired = [
+            (name[len(_UNUSED_PREFIX) :], int(value["N"]))
+            for name, value in found.get("Item", {}).items()
+            if name.startswith(_UNUSED_PREFIX) and "N" in value and int(value["N"]) <= now
+        ]
+        return sorted(expired, key=lambda entry: entry[1])[:limit]
+
+    def claim_unused(self, cognito_id: str, until: int) -> bool:
+        """Take an expired entry for removal; ``False`` when a token or another request took it first."""
+        try:
+            self._call(
+                "update_item",
+                TableName=self._table,
+                Key=_UNUSED_KEY,
+                UpdateExpression="REMOVE #c",
+                ConditionExpression="#c = :until",
+                ExpressionAttributeNames={"#c": _UNUSED_PREFIX + cognito_id},
+                ExpressionAttributeValues={":until": {"N": str(until)}},
+            )
+        except ConditionFailedError:
+            return False
+        return True
 
     # -- clients -------------------------------------------------------------------------------
 
@@ -177,6 +251,17 @@ class FacadeStore:
         except ConditionFailedError:
             return False
         return True
+
+    def delete_document(self, url: str, cognito_id: str) -> None:
+        """Forget a document's app client (only while it is still ``cognito_id``)."""
+        with contextlib.suppress(ConditionFailedError):  # another app client now: that one stays
+            self._call(
+                "delete_item",
+                TableName=self._table,
+                Key={"pk": {"S": f"document#{url}"}},
+                ConditionExpression="client_id = :id",
+                ExpressionAttributeValues={":id": {"S": cognito_id}},
+            )
 
     # -- consents ------------------------------------------------------------------------------
 

@@ -59,7 +59,10 @@ class TokenExchange:
         registered = self._registrar.for_token(fields["client_id"])
         if grant not in registered.metadata.grant_types:
             raise OAuthError("unauthorized_client", "this client was not registered for refresh_token")
-        return self._send({**fields, "grant_type": grant, "client_id": registered.cognito_id})
+        status, answer = self._send({**fields, "grant_type": grant, "client_id": registered.cognito_id})
+        if status == 200:  # a token was issued: the client no longer expires unused
+            self._registrar.used(registered)
+        return status, answer
 
     def _send(self, fields: Mapping[str, str]) -> tuple[int, dict[str, Any]]:
         status, answer_json = post_token_request(self._endpoint, fields)
