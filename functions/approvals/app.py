@@ -1,5 +1,6 @@
-"""The approvals function: the approver's confirmation page (GET shows, POST decides once) and the
-approval workflow's own tasks (park the task token and notify, expire, fail)."""
+"""The approvals function: the approver's confirmation page (GET shows, POST decides once), the
+approvers' sign-in and sign-out, and the approval workflow's own tasks (park the task token and
+notify, expire, fail)."""
 
 from __future__ import annotations
 
@@ -19,12 +20,21 @@ from pages import (
     decided_page,
     problem_page,
     sign_in_page,
+    signed_in_page,
+    signed_out_page,
     status_page,
 )
 
 from toolfront import wiring
 from toolfront.adapters.http import base_url_of, body_bytes, cookies_of, headers_of, request_id_of
-from toolfront.approvals.approvers import SESSION_COOKIE, SESSION_SECONDS, Approver, ApproverSignIn
+from toolfront.approvals.approvers import (
+    SESSION_COOKIE,
+    SESSION_SECONDS,
+    SIGN_IN_COOKIE,
+    SIGN_IN_SECONDS,
+    Approver,
+    ApproverSignIn,
+)
 from toolfront.approvals.decisions import Decisions
 from toolfront.approvals.notify import notify_approvers
 from toolfront.approvals.records import Approval, ApprovalStatus, hash_code, new_code
@@ -37,13 +47,21 @@ from toolfront.calls.call import TASK_FIELD
 from toolfront.calls.inputs import parse_json
 from toolfront.calls.logs import emit_metric
 from toolfront.calls.redaction import refuse_credentials_in_url
-from toolfront.errors import ApproverRequiredError, CallRefusedError, ConfigurationError, InvalidJsonError
+from toolfront.errors import (
+    ApproverRequiredError,
+    CallRefusedError,
+    ConfigurationError,
+    InvalidJsonError,
+    NotFoundError,
+)
 from toolfront.settings import ApprovalSettings, current
 from toolfront.tools.manifest import load_manifest
 
 logger = logging.getLogger("toolfront.approvals.records")
 MAX_FORM_BYTES = 16 * 1024  # a code and a decision: anything this large is not the page's form
 RETURN_COOKIE = "tf_approval_return"  # the link to come back to after signing in (it holds the code)
+SIGNED_IN = "signed-in"  # GET /approvals/signed-in: where a sign-in without a link to return to lands
+MAX_APPROVAL_ID = 64  # "apr_" and 24 hex digits; far longer ids are not looked up (DynamoDB: 2 KB keys)
 PROBLEM_TITLES = {
     400: "Choose approve or reject",
     403: "This link is not valid",
@@ -111,6 +129,8 @@ def _problem(error: CallRefusedError, request_id: str) -> dict[str, Any]:
 def show(event: dict[str, Any], request_id: str) -> dict[str, Any]:
     """GET: the page for a valid code; changes nothing (link scanners fetch it too)."""
     query = event.get("queryStringParameters") or {}
+    if (event.get("pathParameters") or {}).get("id") == SIGNED_IN:  # the sign-in's own landing
+        return _page(200, signed_in_page(), request_id)
     try:
         refuse_credentials_in_url(query, allowed=frozenset({"code"}))
         approval = _decisions().check_code(_approval_id(event), query.get("code", ""))
@@ -187,36 +207,61 @@ def start_sign_in(event: dict[str, Any], request_id: str) -> dict[str, Any]:
     sign_in = wiring.approver_sign_in()
     try:
         refuse_credentials_in_url(query, allowed=frozenset({"code"}))
-        approval = _decisions().check_code(str(query.get("approval", "")), query.get("code", ""))
+        approval_id = _known_approval_id(str(query.get("approval", "")))
+        approval = _decisions().check_code(approval_id, query.get("code", ""))
         if sign_in is None:
             raise ApproverRequiredError("approvers do not sign in here: the link alone decides")
     except CallRefusedError as refused:
         return _problem(refused, request_id)
     base = _base_url(event)
     back = f"/approvals/{approval.approval_id}?{urlencode({'code': query['code']})}"
-    target = sign_in.start(back, base)
-    return _redirect(target, request_id, [_cookie(RETURN_COOKIE, back, base, max_age=600)])
+    target, browser = sign_in.start(back, base)
+    cookies = [
+        _cookie(RETURN_COOKIE, back, base, max_age=SIGN_IN_SECONDS),
+        _cookie(SIGN_IN_COOKIE, browser, base, max_age=SIGN_IN_SECONDS),
+    ]
+    return _redirect(target, request_id, cookies)
 
 
 def finish_sign_in(event: dict[str, Any], request_id: str) -> dict[str, Any]:
     """GET /approvals/callback?code=...&state=...: the session begins; back to the approval."""
     query = event.get("queryStringParameters") or {}
     sign_in = wiring.approver_sign_in()
+    cookies = cookies_of(event)
     try:
+        refuse_credentials_in_url(query, allowed=frozenset({"code"}))
         if sign_in is None:
             raise ApproverRequiredError("approvers do not sign in here")
-        token, _ = sign_in.finish(query.get("code", ""), query.get("state", ""), _base_url(event))
+        browser = cookies.get(SIGN_IN_COOKIE, "")  # login CSRF: only the browser that started it
+        token, _ = sign_in.finish(query.get("code", ""), query.get("state", ""), browser, _base_url(event))
     except CallRefusedError as refused:
         return _problem(refused, request_id)
-    back = cookies_of(event).get(RETURN_COOKIE, "")
+    back = cookies.get(RETURN_COOKIE, "")
     if not back.startswith("/approvals/apr_"):  # only an approval page of this site
-        back = "/approvals/signed-in"
+        back = f"/approvals/{SIGNED_IN}"
     base = _base_url(event)
-    cookies = [
+    answer = [
         _cookie(SESSION_COOKIE, token, base, max_age=SESSION_SECONDS),
         _cookie(RETURN_COOKIE, "", base, max_age=0),
+        _cookie(SIGN_IN_COOKIE, "", base, max_age=0),
     ]
-    return _redirect(back, request_id, cookies)
+    return _redirect(back, request_id, answer)
+
+
+def sign_out(event: dict[str, Any], request_id: str) -> dict[str, Any]:
+    """GET /approvals/sign-out: the session ends (its item deleted) and its cookie is cleared."""
+    try:
+        refuse_credentials_in_url(event.get("queryStringParameters") or {})
+    except CallRefusedError as refused:
+        return _problem(refused, request_id)
+    session = cookies_of(event).get(SESSION_COOKIE)
+    sign_in = wiring.approver_sign_in()
+    if sign_in is not None and session:
+        sign_in.end(session)
+    base = _base_url(event)
+    page = _page(200, signed_out_page(), request_id)
+    page["cookies"] = [_cookie(SESSION_COOKIE, "", base, max_age=0)]
+    return page
 
 
 def _base_url(event: dict[str, Any]) -> str:
@@ -294,6 +339,7 @@ ROUTES = {
     "POST /approvals/{id}": decide,
     "GET /approvals/sign-in": start_sign_in,
     "GET /approvals/callback": finish_sign_in,
+    "GET /approvals/sign-out": sign_out,
 }
 
 
@@ -310,7 +356,15 @@ def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
 
 
 def _approval_id(event: dict[str, Any]) -> str:
-    return str((event.get("pathParameters") or {}).get("id", ""))
+    return _known_approval_id(str((event.get("pathParameters") or {}).get("id", "")))
+
+
+def _known_approval_id(approval_id: str) -> str:
+    """``approval_id`` when it can name an approval; 404 without a lookup otherwise (an empty key
+    is a ValidationException in DynamoDB, and a session's or sign-in's key is no approval)."""
+    if not approval_id.startswith("apr_") or len(approval_id) > MAX_APPROVAL_ID:
+        raise NotFoundError("there is no such approval")
+    return approval_id
 
 
 def _form(event: dict[str, Any]) -> dict[str, str]:

@@ -43,6 +43,7 @@ STATUSES: dict[str, tuple[str, str]] = {
     "cancelled": ("Cancelled", "The approval was cancelled and the call will not run."),
 }
 
+_SIGN_OUT = '<a id="sign-out" href="/approvals/sign-out">Sign out</a>'
 _CSS = """
 :root{color-scheme:light dark;--bg:#f4f5f7;--fg:#16191d;--muted:#515864;--card:#fff;--line:#d3d8df;
 --accent:#0b57d0;--on-accent:#fff;--warn:#b3261e;--code:#eceff3}
@@ -112,7 +113,11 @@ def approval_page(
         A complete HTML document. Rendering it changes nothing.
     """
     action = "/approvals/" + quote(view.approval_id, safe="")
-    who = f'<p class="muted" id="approver">Signed in as {_e(signed_in_as)}.</p>' if signed_in_as else ""
+    who = (
+        f'<p class="muted" id="approver">Signed in as {_e(signed_in_as)}. {_SIGN_OUT}</p>'
+        if signed_in_as
+        else ""
+    )
     token = f'<input type="hidden" name="csrf" value="{_e(csrf)}">' if csrf else ""
     form = (
         f'<section id="decision"><h2>Your decision</h2>{who}'
@@ -197,6 +202,25 @@ def problem_page(status: int, title: str, message: str) -> str:
         f'<p id="message" class="desc">{_e(message)}</p></section>'
     )
     return _document(title, body, status=str(status))
+
+
+def signed_in_page() -> str:
+    """Render the landing after a sign-in that had no approval to return to."""
+    body = (
+        '<section id="signed-in"><p class="eyebrow">Approver</p><h1>You are signed in</h1>'
+        '<p class="desc">Open an approval link to decide it.</p>'
+        f"{_SIGN_OUT}</section>"
+    )
+    return _document("Signed in", body, status="signed-in")
+
+
+def signed_out_page() -> str:
+    """Render the answer of ``/approvals/sign-out``."""
+    body = (
+        '<section id="signed-out"><p class="eyebrow">Approver</p><h1>You are signed out</h1>'
+        '<p class="desc">Deciding an approval needs signing in again.</p></section>'
+    )
+    return _document("Signed out", body, status="signed-out")
 
 
 def status_page(view: ApprovalView) -> str:

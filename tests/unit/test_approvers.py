@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 from datetime import UTC, datetime
+from urllib.parse import parse_qs, urlsplit
 
 import boto3
 import pytest
@@ -48,7 +49,7 @@ def test_a_sign_in_state_is_taken_once_and_not_after_it_expires(aws: None) -> No
     clock[0] += 601
     assert signing._take("signin#two") is None
     with pytest.raises(InvalidConfirmationError, match="unknown or expired"):
-        signing.finish("a-code", "no-such-state", "https://api.example.com")
+        signing.finish("a-code", "no-such-state", "browser", "https://api.example.com")
 
 
 def test_a_session_lasts_eight_hours(aws: None) -> None:
@@ -84,3 +85,28 @@ def test_four_eyes_and_the_approver_permission(aws: None) -> None:
         signing.check(
             Approver("sub-olga", "olga@example.com", ("readers",)), held(Requester("key", "k1", "alice"))
         )
+
+
+def test_finish_refuses_a_state_started_in_another_browser(
+    aws: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(ApproverSignIn, "client_id", lambda self: "approvers-client")
+    monkeypatch.setattr(ApproverSignIn, "_exchange", lambda self, code, verifier, uri: {"sub": "s-1"})
+    signing = sign_in([NOW])
+    url, browser = signing.start("/approvals/apr_1", "https://api.example.com")
+    state = parse_qs(urlsplit(url).query)["state"][0]
+    with pytest.raises(InvalidConfirmationError, match="another browser"):
+        signing.finish("a-code", state, "someone-elses-" + browser, "https://api.example.com")
+    with pytest.raises(InvalidConfirmationError, match="unknown or expired"):  # the state is spent
+        signing.finish("a-code", state, browser, "https://api.example.com")
+    url, browser = signing.start("/approvals/apr_1", "https://api.example.com")
+    token, back = signing.finish("a-code", parse_qs(urlsplit(url).query)["state"][0], browser, "https://x")
+    assert back == "/approvals/apr_1" and signing.approver(token) is not None
+
+
+def test_end_deletes_the_session(aws: None) -> None:
+    signing = sign_in([NOW])
+    person = {"sub": "s-1", "username": "ann@example.com", "groups": '["approvers"]'}
+    signing._put("session#" + hashlib.sha256(b"tok").hexdigest(), person, 8 * 3600)
+    signing.end("tok")
+    assert signing.approver("tok") is None

@@ -3,6 +3,7 @@ the approval form), and integral floats reach handlers and fingerprints as the i
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Callable
 from typing import Any
@@ -12,6 +13,8 @@ import pytest
 from tests.aws import EVENT_ADMIN_KEY, seed
 from tests.conftest import load_family
 from tests.helpers import load_event
+from toolfront.calls.inputs import parse_json
+from toolfront.errors import InvalidJsonError
 
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 HOSTILE_BODIES = {
@@ -182,3 +185,82 @@ def test_an_mcp_call_whose_function_answers_no_response_is_an_internal_error_res
     result = json.loads(response["body"])["result"]
     assert response["statusCode"] == 200
     assert result["isError"] is True and result["structuredContent"]["error"]["code"] == "internal_error"
+
+
+def encoded(event: dict[str, Any], body: bytes) -> dict[str, Any]:
+    """``event`` carrying ``body`` as API Gateway carries bytes that are no UTF-8 text: base64."""
+    return {**event, "body": base64.b64encode(body).decode(), "isBase64Encoded": True}
+
+
+def no_key(tool: str, body: bytes) -> dict[str, Any]:
+    """A keyless REST call of ``<namespace>.<tool>`` with ``body`` as it is."""
+    namespace, verb_noun = tool.split(".")
+    event = load_event("catalogue_get_product_without_key")
+    route = "POST /v1/tools/" + namespace + "/{verb_noun}"
+    context = {**event["requestContext"], "routeKey": route}
+    path = f"/v1/tools/{namespace}/{verb_noun}"
+    return encoded(
+        {
+            **event,
+            "routeKey": route,
+            "rawPath": path,
+            "requestContext": context,
+            "pathParameters": {"verb_noun": verb_noun},
+        },
+        body,
+    )
+
+
+# Every JSON text here holds a lone surrogate once decoded (json.loads detects UTF-16 and UTF-32).
+NOT_UTF8 = {
+    "UTF-16, an escaped surrogate": '{"session_token": "\\ud800xxxxxxxxxxxxxxxxxxxxxxxx"}'.encode("utf-16"),
+    "UTF-16-LE, a raw surrogate": '{"session_token": "\ud800xxxxxxxxxxxxxxxxxxxxxxxx"}'.encode(
+        "utf-16-le", "surrogatepass"
+    ),
+    "UTF-32-BE, an escaped surrogate": '{"session_token": "\\udfffxxxxxxxxxxxxxxxxxxxxxxxx"}'.encode(
+        "utf-32-be"
+    ),
+}
+
+
+@pytest.mark.parametrize("body", NOT_UTF8.values(), ids=NOT_UTF8.keys())
+def test_guest_get_subscription_refuses_a_body_that_is_not_utf8_with_400(aws: None, body: bytes) -> None:
+    guest: Handler = load_family("guest").lambda_handler
+    response = guest(no_key("guest.get_subscription", body), None)
+    assert response["statusCode"] == 400, response["body"]
+    assert json.loads(response["body"])["error"]["code"] == "invalid_json"
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be", "utf-32"])
+def test_system_confirm_call_refuses_a_body_that_is_not_utf8_with_400(
+    gateway: Handler, encoding: str
+) -> None:
+    body = '{"approval_id": "apr_1", "code": "\ud800"}'.encode(encoding, "surrogatepass")
+    response = gateway(no_key("system.confirm_call", body), None)
+    assert response["statusCode"] == 400, response["body"]
+    assert json.loads(response["body"])["error"]["code"] == "invalid_json"
+
+
+def test_rest_refuses_valid_json_in_utf16_with_400(catalogue: Handler) -> None:
+    body = json.dumps({"prices": []}).encode("utf-16")
+    response = catalogue(encoded(load_event("catalogue_set_prices"), body), None)
+    assert response["statusCode"] == 400 and json.loads(response["body"])["error"]["code"] == "invalid_json"
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-32"])
+def test_mcp_refuses_a_method_with_a_surrogate_in_utf16_or_utf32_with_a_parse_error(
+    gateway: Handler, encoding: str
+) -> None:
+    body = '{"jsonrpc": "2.0", "id": 1, "method": "\ud800"}'.encode(encoding, "surrogatepass")
+    response = gateway(encoded(load_event("mcp_tools_call"), body), None)
+    assert response["statusCode"] == 400, response["body"]
+    assert json.loads(response["body"])["error"]["code"] == -32700
+
+
+def test_a_utf8_byte_order_mark_is_ignored() -> None:
+    assert parse_json(b'\xef\xbb\xbf{"a": 1}') == {"a": 1}
+
+
+def test_a_lone_surrogate_in_a_str_is_refused_without_an_escape() -> None:
+    with pytest.raises(InvalidJsonError, match="lone surrogate"):
+        parse_json('{"a": "\udc00"}')

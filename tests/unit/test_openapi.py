@@ -3,17 +3,26 @@
 from __future__ import annotations
 
 import copy
+import itertools
 import json
 import re
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
+from jsonschema import Draft202012Validator
 from openapi_spec_validator import validate
 from openapi_spec_validator.validation.exceptions import OpenAPIValidationError
 
 from toolfront.adapters.openapi.document import build_document, openapi_document
 from toolfront.adapters.openapi.page import docs_page
+from toolfront.approvals.desk import WORKFLOW_DOWN
+from toolfront.approvals.policy import ConfirmationReason
+from toolfront.approvals.records import Approval, ApprovalStatus, Requester
+from toolfront.approvals.runner import FAILED_WITHOUT_DETAIL
+from toolfront.audit.records import decided_by
 from toolfront.tools.manifest import offered_input_schema
 from toolfront.tools.system import all_tools
 from toolfront_dev.cli import main
@@ -273,3 +282,56 @@ def test_openapi_command_prints_the_document_of_the_code(capsys: pytest.CaptureF
 def test_openapi_command_outside_a_project_fails(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["openapi", "--project", str(tmp_path)]) == 1
     assert "no functions/ folder" in capsys.readouterr().err
+
+
+# --- the Approval schema against the approvals toolfront answers (N18) -------------------------------
+
+
+def approval_validator(document: dict[str, Any]) -> Draft202012Validator:
+    schema = {"components": document["components"], "$ref": "#/components/schemas/Approval"}
+    return Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
+
+
+def every_kind_of_approval() -> list[Approval]:
+    """Approvals in every status, decided every way, with every result and error shape stored."""
+    moment = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
+    base = Approval(
+        "apr_" + "0" * 24, "catalogue.delete_product", "fn", {"sku": "A"}, "d" * 64,
+        Requester("key", "abcdefghijkl", "alice"), "danger", ApprovalStatus.PENDING,
+        moment, moment + timedelta(days=1), "req-1", SERVER,
+    )  # fmt: skip
+    deciders = [None] + [decided_by(kind, None) for kind in ("link", "system")]
+    deciders += [decided_by(kind, "x" * 36) for kind in ("approver", "requester", "client")]
+    errors = [None, FAILED_WITHOUT_DETAIL, WORKFLOW_DOWN, {"code": "price_changed", "message": "m"}]
+    results: list[dict[str, Any]] = [
+        {"result": None},
+        {"result": {"deleted": "A"}},
+        {"result": {"ok": True}, "result_content": [{"type": "text", "text": "done"}]},
+    ]
+    found = []
+    for status, reason, by, error, result in itertools.product(
+        ApprovalStatus, ConfirmationReason, deciders, errors, results
+    ):
+        decided_at = moment if by is not None else None
+        found.append(
+            replace(
+                base, status=status, reason=str(reason), decided_by=by, decided_at=decided_at, error=error
+            )
+        )
+        found[-1] = replace(found[-1], **result)
+    return found
+
+
+def test_every_kind_of_approval_validates_against_the_published_schema(document: dict[str, Any]) -> None:
+    validator = approval_validator(document)
+    for approval in every_kind_of_approval():
+        described = json.loads(json.dumps(approval.describe()))
+        errors = [f"{list(e.absolute_path)}: {e.message}" for e in validator.iter_errors(described)]
+        assert not errors, (described, errors)
+
+
+def test_the_approval_schema_names_every_field_describe_writes(document: dict[str, Any]) -> None:
+    schema = document["components"]["schemas"]["Approval"]
+    full = every_kind_of_approval()[-1].describe()
+    assert set(full) == set(schema["properties"])
+    assert set(schema["required"]) <= set(replace(every_kind_of_approval()[0]).describe())

@@ -3,11 +3,14 @@
 The confirmation page sends a person to Cognito's managed login (the code flow with PKCE, the
 approvers' app client, found by its name) and back to ``/approvals/callback``, where the code is
 exchanged for an ID token and a session begins: a random token in an ``HttpOnly`` cookie, its hash
-in the approvals table for eight hours. A decision then needs that session, a CSRF token bound to
-it and to the approval (an HMAC, so nothing more is stored), the ``approver`` permission (through
-the person's Cognito groups, which are principals) and someone else's call: deciding one's own is
-refused. The ID token comes straight from Cognito's token endpoint over TLS, so its issuer and
-audience are checked and its signature is not (OpenID Connect Core 3.1.3.7).
+in the approvals table for eight hours. The sign-in's ``state`` is bound to the browser that started
+it (a secret in a cookie of its own, its hash kept with the state): someone else's callback URL
+cannot sign a person in as someone else (login CSRF). A decision then needs that session, a CSRF
+token bound to it and to the approval (an HMAC, so nothing more is stored), the ``approver``
+permission (through the person's Cognito groups, which are principals) and someone else's call:
+deciding one's own is refused. ``/approvals/sign-out`` deletes the session. The ID token comes
+straight from Cognito's token endpoint over TLS, so its issuer and audience are checked
+and its signature is not (OpenID Connect Core 3.1.3.7).
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ APPROVER_PERMISSION = "approver"
 SIGN_IN_SECONDS = 600  # a sign-in must come back within ten minutes
 SESSION_SECONDS = 8 * 3600
 SESSION_COOKIE = "tf_approver"
+SIGN_IN_COOKIE = "tf_approver_signin"  # binds a sign-in's state to the browser that started it
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,10 +75,12 @@ class ApproverSignIn:
         self._client, self._clock = client, clock
         self._client_id: str | None = None
 
-    def start(self, return_to: str, base_url: str) -> str:
-        """Remember where to come back to; answer the managed login's URL to send the person to."""
-        state, verifier = secrets.token_urlsafe(32), secrets.token_urlsafe(48)
-        self._put(f"signin#{_digest(state)}", {"verifier": verifier, "return_to": return_to}, SIGN_IN_SECONDS)
+    def start(self, return_to: str, base_url: str) -> tuple[str, str]:
+        """Remember where to come back to; answer the managed login's URL to send the person to and
+        the browser's secret (for ``SIGN_IN_COOKIE``), which ``finish`` needs besides the state."""
+        state, verifier, browser = (secrets.token_urlsafe(n) for n in (32, 48, 32))
+        fields = {"verifier": verifier, "return_to": return_to, "browser": _digest(browser)}
+        self._put(f"signin#{_digest(state)}", fields, SIGN_IN_SECONDS)
         challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).decode().rstrip("=")
         query = {
             "response_type": "code",
@@ -85,17 +91,29 @@ class ApproverSignIn:
             "code_challenge": challenge,
             "code_challenge_method": "S256",
         }
-        return f"{self._domain}/oauth2/authorize?{urllib.parse.urlencode(query)}"
+        return f"{self._domain}/oauth2/authorize?{urllib.parse.urlencode(query)}", browser
 
-    def finish(self, code: str, state: str, base_url: str) -> tuple[str, str]:
+    def finish(self, code: str, state: str, browser: str, base_url: str) -> tuple[str, str]:
         """The managed login came back: a new session's token and where to go (once per state).
 
+        Args:
+            code: Cognito's authorization code.
+            state: The state ``start`` sent.
+            browser: The secret ``start`` gave the browser that began this sign-in (its cookie).
+            base_url: The API's own address (the callback's).
+
         Raises:
-            InvalidConfirmationError: an unknown, used or expired state, or a code Cognito refused.
+            InvalidConfirmationError: an unknown, used or expired state, a state begun in another
+                browser, or a code Cognito refused.
         """
         found = self._take(f"signin#{_digest(state)}") if state else None
         if found is None or not code:
             raise InvalidConfirmationError("this sign-in is unknown or expired; open the approval link again")
+        bound = found.get("browser", {}).get("S", "")
+        if not (browser and bound and hmac.compare_digest(_digest(browser), bound)):
+            raise InvalidConfirmationError(
+                "this sign-in was started in another browser; open the approval link again"
+            )
         claims = self._exchange(code, found["verifier"]["S"], f"{base_url}/approvals/callback")
         token = secrets.token_urlsafe(32)
         groups = claims.get("cognito:groups") or []
@@ -123,6 +141,15 @@ class ApproverSignIn:
             return None
         groups = tuple(json.loads(item["groups"]["S"]))
         return Approver(item["sub"]["S"], item["username"]["S"], groups)
+
+    def end(self, session_token: str) -> None:
+        """Sign out: the session is gone at once (its cookie alone no longer stands for anyone)."""
+        dynamodb.call(
+            self.client,
+            "delete_item",
+            TableName=self._table,
+            Key={"approval_id": {"S": f"session#{_digest(session_token)}"}},
+        )
 
     @staticmethod
     def csrf_token(session_token: str, approval_id: str) -> str:

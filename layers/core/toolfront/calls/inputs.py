@@ -2,7 +2,8 @@
 
 ``parse_json`` is the one JSON reader of every entry (REST bodies, MCP messages, the approval
 form): besides the syntax it refuses what Python's parser lets through but no store, encoder or
-handler should meet: ``NaN``/``Infinity`` (also as an overflowing ``1e400``), a lone surrogate
+handler should meet: a body that is not UTF-8 (RFC 8259 8.1; ``json.loads`` would also take UTF-16
+and UTF-32), ``NaN``/``Infinity`` (also as an overflowing ``1e400``), a lone surrogate
 (``"\ud800"``: not encodable as UTF-8, so DynamoDB, hashing and the answer would fail on it), and
 nesting deeper than ``MAX_DEPTH`` (a recursive walk over it would exhaust the stack).
 """
@@ -18,7 +19,8 @@ from toolfront.errors import InvalidJsonError, PayloadTooLargeError, Unsupported
 
 MAX_BODY_BYTES = 1024 * 1024  # contract: a body over 1 MiB is a 413
 MAX_DEPTH = 64  # arrays and objects inside each other; deeper is refused before anything reads it
-_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+# A surrogate in decoded text: escaped (``\\ud800``), or raw in a ``str`` given to the reader.
+_SURROGATE = re.compile("\\\\u[dD][89a-fA-F]|[\ud800-\udfff]")
 
 
 def parse_body(body: bytes | None, content_type: str | None) -> dict[str, Any]:
@@ -43,9 +45,14 @@ def parse_body(body: bytes | None, content_type: str | None) -> dict[str, Any]:
 def parse_json(text: bytes | str, *, what: str = "the body") -> Any:
     """The JSON value of ``text``; raises ``InvalidJsonError`` (naming ``what``) for anything that is
     not JSON as RFC 8259 has it, or nests deeper than ``MAX_DEPTH``."""
+    if isinstance(text, bytes):
+        try:  # JSON between systems MUST be UTF-8 (RFC 8259 8.1); a leading BOM MAY be ignored
+            text = text.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            raise InvalidJsonError(f"{what} is not valid JSON: it is not UTF-8 text") from None
     try:
         value = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
-    except (ValueError, RecursionError) as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError is a ValueError
         raise InvalidJsonError(f"{what} is not valid JSON: {_reason(exc)}") from None
     problem = _problem(value) if _may_be_unusable(text) else None
     if problem:
@@ -53,12 +60,12 @@ def parse_json(text: bytes | str, *, what: str = "the body") -> Any:
     return value
 
 
-def _may_be_unusable(text: bytes | str) -> bool:
-    """Whether the walk is needed at all: a surrogate can only come from a ``\\ud8..``-``\\udf..``
-    escape (UTF-8 cannot carry one), and nesting deeper than ``MAX_DEPTH`` needs more brackets."""
-    raw = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
-    brackets = raw.count(b"[") + raw.count(b"{")
-    return brackets > MAX_DEPTH or _SURROGATE_ESCAPE.search(raw) is not None
+def _may_be_unusable(text: str) -> bool:
+    """Whether the walk is needed at all: a surrogate in the value comes from a ``\\ud8..``-``\\udf..``
+    escape or a surrogate in the text itself (never from UTF-8, which cannot carry one), and nesting
+    deeper than ``MAX_DEPTH`` needs more brackets."""
+    brackets = text.count("[") + text.count("{")
+    return brackets > MAX_DEPTH or _SURROGATE.search(text) is not None
 
 
 def _problem(value: Any) -> str | None:

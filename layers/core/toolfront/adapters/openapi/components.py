@@ -155,6 +155,18 @@ _SCHEMAS: dict[str, Any] = {
             "created_at": _DATE_TIME,
             "expires_at": _DATE_TIME,
             "decided_at": {"type": ["string", "null"], "format": "date-time"},
+            "decided_by": {
+                "type": ["object", "null"],
+                "description": "Who decided, once someone did: an approver (their Cognito sub), the "
+                "link's code alone (id null), the requester who cancelled (their actor id), a guest's "
+                "client (its client-token hash) or the system when it expired (id null).",
+                "properties": {
+                    "kind": {"enum": ["approver", "link", "requester", "client", "system"]},
+                    "id": {"type": ["string", "null"]},
+                },
+                "required": ["kind", "id"],
+                "additionalProperties": False,
+            },
             "result": {"description": "The tool's answer once it ran, else null."},
             "result_content": {
                 "type": "array",
@@ -175,6 +187,7 @@ _SCHEMAS: dict[str, Any] = {
             "created_at",
             "expires_at",
             "decided_at",
+            "decided_by",
             "result",
             "error",
         ],
