@@ -19,6 +19,8 @@ from typing import Any
 
 from toolfront.auth.keys import parse_key
 from toolfront.auth.keystore import KeyStore, issue_key
+from toolfront.calls.inputs import parse_json
+from toolfront.errors import InvalidJsonError
 from toolfront_dev.arguments import permission_problem, scope_problem
 from toolfront_dev.errors import SeedError
 
@@ -135,18 +137,67 @@ class PasswordPolicy:
 
 
 def load_seed(path: Path) -> Seed:
-    """Read and check a seed file.
+    """Read and check a seed file with the API's one JSON reader (nesting, NaN, lone surrogates).
 
     Raises:
         SeedError: the file is unreadable, not JSON, or has invalid entries (all of them named).
     """
+    source = f"seed file {path}"
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
+        raw = path.read_bytes()
     except OSError as exc:
         raise SeedError(f"cannot read seed file {path}: {exc.strerror or exc}") from None
-    except ValueError as exc:
-        raise SeedError(f"seed file {path} is not valid JSON: {exc}") from None
-    return parse_seed(document, source=f"seed file {path}")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise SeedError(f"{source} is not valid JSON: it is not UTF-8 text") from None
+    try:
+        document = parse_json(text, what=source)
+    except InvalidJsonError as exc:
+        # The reader says a string holds a lone surrogate, not which one: name its field if it can be.
+        raise _named_surrogates(text, source) or SeedError(exc.message) from None
+    return parse_seed(document, source=source)
+
+
+def _named_surrogates(text: str, source: str) -> SeedError | None:
+    try:
+        document = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    problems = _surrogate_problems(document)
+    return (
+        SeedError(f"{source} is invalid:\n" + "\n".join(f"  - {p}" for p in problems)) if problems else None
+    )
+
+
+def _surrogate_problems(document: Any) -> list[str]:
+    """Each field holding a lone surrogate (which no store takes), by its path; never its value."""
+    problems: list[str] = []
+    stack: list[tuple[Any, str]] = [(document, "")]
+    while stack:
+        item, path = stack.pop()
+        if isinstance(item, str) and not _unicode(item):
+            where = path or "the document"
+            problems.append(f"{where}: holds a lone surrogate (\\ud800-\\udfff), which is not Unicode text")
+        elif isinstance(item, dict):
+            children = []
+            for key, value in item.items():
+                name = str(key) if _unicode(str(key)) else "?"
+                if name == "?":
+                    problems.append(f"{path or 'the document'}: a field name holds a lone surrogate")
+                children.append((value, f"{path}.{name}" if path else name))
+            stack.extend(reversed(children))
+        elif isinstance(item, list):
+            stack.extend((value, f"{path}[{index}]") for index, value in reversed(list(enumerate(item))))
+    return problems
+
+
+def _unicode(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def parse_seed(document: Any, source: str = "seed") -> Seed:
@@ -160,6 +211,7 @@ def parse_seed(document: Any, source: str = "seed") -> Seed:
         raise SeedError(
             f'{source}: expected an object {{"principals": [...], "keys": [...], "users": [...]}}'
         )
+    _raise(_surrogate_problems(document), source)  # before any entry is read: moto would fail on one
     problems += [
         f"unknown field {name!r} (expected principals, keys, users)"
         for name in document.keys() - {"principals", "keys", "users"}

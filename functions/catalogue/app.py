@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import math
 from typing import Any
 
+import exports
 import products
 
 from toolfront import CallContext, Tool, ToolError, ToolResult, dynamodb, family_handler, results
@@ -21,7 +20,6 @@ DISCOUNT_MAX_ITEMS = 100  # one DynamoDB transaction holds at most 100 items
 #: The most an export may take inside an answer, well under Lambda's 6 MB response limit (6,291,456
 #: bytes): what is left covers the envelope, the MCP result around it and the text block of its data.
 EXPORT_MAX_BYTES = 5_000_000
-_CSV_FIELDS = ["sku", "name", "price_cents", "currency"]
 
 _SKU = {
     "type": "string",
@@ -159,7 +157,7 @@ def _discounted(sku: str, was: int, price: int) -> dict[str, Any]:
 
 def export_products(data: dict[str, Any], ctx: CallContext) -> ToolResult:
     as_json = data.get("format", "csv") == "json"
-    every = products.every_product(_json_size if as_json else _csv_size, EXPORT_MAX_BYTES)
+    every = products.every_product(exports.json_size if as_json else exports.csv_size, EXPORT_MAX_BYTES)
     if every is None:
         raise ToolError(
             "export_too_large",
@@ -175,32 +173,11 @@ def export_products(data: dict[str, Any], ctx: CallContext) -> ToolResult:
         )
     else:
         exported = results.embedded_resource(
-            "toolfront://catalogue/products.csv", text=_csv(every, header=True), mime_type="text/csv"
+            "toolfront://catalogue/products.csv",
+            text=exports.csv_text(every, header=True),
+            mime_type="text/csv",
         )
     return ToolResult(content=[exported], data={"count": len(every)})
-
-
-def _csv(rows: list[dict[str, Any]], *, header: bool) -> str:
-    sheet = io.StringIO()
-    writer = csv.DictWriter(sheet, fieldnames=_CSV_FIELDS, lineterminator="\n")
-    if header:
-        writer.writeheader()
-    writer.writerows(rows)
-    return sheet.getvalue()
-
-
-def _in_answer(text: str) -> int:
-    """The bytes ``text`` takes in the function's answer: a JSON string in the envelope, which is
-    itself a JSON string there (the response's ``body``), so escaped twice."""
-    return len(json.dumps(json.dumps(text)))
-
-
-def _csv_size(product: dict[str, Any]) -> int:
-    return _in_answer(_csv([product], header=False))
-
-
-def _json_size(product: dict[str, Any]) -> int:
-    return _in_answer(json.dumps(product) + ", ")
 
 
 def get_product_label(data: dict[str, Any], ctx: CallContext) -> ToolResult:

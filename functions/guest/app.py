@@ -46,7 +46,7 @@ _SESSION_INPUT = {
 }
 
 
-@guest.tool(replay=False)
+@guest.tool(replay=False, input_schema={"type": "object", "properties": {}, "additionalProperties": False})
 def start_session(data: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
     """Start a guest session
 

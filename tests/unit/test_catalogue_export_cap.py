@@ -49,7 +49,7 @@ def export(catalogue: ModuleType, export_format: str) -> dict[str, Any]:
 
 def estimate(catalogue: ModuleType, export_format: str) -> int:
     """What the export's cap counts for the seeded catalogue."""
-    size_of = catalogue._json_size if export_format == "json" else catalogue._csv_size
+    size_of = catalogue.exports.json_size if export_format == "json" else catalogue.exports.csv_size
     return sum(size_of(product) for product in catalogue.products.every_product())
 
 

@@ -83,7 +83,7 @@ def test_a_first_tool_from_types() -> None:
 def test_the_description_is_the_docstring_with_each_paragraph_on_one_line() -> None:
     notes = Family("notes", permission="notes")
 
-    @notes.tool(scope="notes.entries:read", annotations={"read_only": True})
+    @notes.tool(scope="notes.entries:read", annotations={"read_only": True}, input_schema={"type": "object"})
     def list_notes(data: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
         """List the notes
 
@@ -235,7 +235,7 @@ def test_a_family_without_models_never_imports_pydantic() -> None:
         "import sys; sys.path.insert(0, 'layers/core')\n"
         "from toolfront import Family, CallContext\n"
         "plain = Family('plain', audience='public')\n"
-        "@plain.tool\n"
+        "@plain.tool(input_schema={'type': 'object'})\n"
         "def echo_text(data: dict, ctx: CallContext) -> dict:\n"
         "    '''Echo.'''\n"
         "    return data\n"

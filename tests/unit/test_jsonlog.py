@@ -82,7 +82,7 @@ def test_the_level_follows_powertools_precedence(env: dict[str, str], level: str
 
 
 def test_toolfront_loggers_reach_one_json_handler_once() -> None:
-    """``toolfront.*`` loggers propagate to the service's logger; configuring it again adds nothing."""
+    """``toolfront.*`` loggers propagate to the JSON logger; configuring it again adds nothing."""
     assert json_logger("toolfront") is logs.logger
     (handler,) = [h for h in logs.logger.handlers if isinstance(h.formatter, JsonFormatter)]
     stream = io.StringIO()
@@ -105,10 +105,32 @@ def test_the_service_logger_is_suppressed_in_other_root_handlers() -> None:
     root_handler = logging.StreamHandler(io.StringIO())
     logging.root.addHandler(root_handler)
     try:
-        json_logger("tf_suppressed_service", {})
+        json_logger("catalogue", {}, name="tf_suppressed_service")
         record = logging.LogRecord("tf_suppressed_service.x", logging.WARNING, __file__, 1, "m", None, None)
         other = logging.LogRecord("elsewhere", logging.WARNING, __file__, 1, "m", None, None)
         assert not root_handler.filter(record)
         assert root_handler.filter(other)
     finally:
         logging.root.removeHandler(root_handler)
+
+
+def test_jsonlog_service_name_other_than_toolfront_keeps_json_lines() -> None:
+    """Section 17: toolfront's own warnings are JSON lines whatever POWERTOOLS_SERVICE_NAME says."""
+    import os
+    import subprocess
+
+    script = (
+        "import logging\n"
+        "import toolfront.calls.logs\n"
+        "logging.getLogger('toolfront.tools.registry').warning('module %s: ignored', 'm')\n"
+    )
+    env = {**os.environ, "POWERTOOLS_SERVICE_NAME": "catalogue"}
+    env.pop("POWERTOOLS_LOG_LEVEL", None)
+    env.pop("LOG_LEVEL", None)
+    env.pop("AWS_LAMBDA_LOG_LEVEL", None)
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=60, check=True
+    )
+    assert result.stderr == ""
+    (line,) = [json.loads(text) for text in result.stdout.splitlines()]
+    assert (line["level"], line["message"], line["service"]) == ("WARNING", "module m: ignored", "catalogue")

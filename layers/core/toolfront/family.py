@@ -15,9 +15,10 @@ The name is ``<family>.<function>``, the title the docstring's first line, the d
 docstring. The input schema comes from the first parameter's annotation and the output schema from
 the return annotation when each is a pydantic model or a ``TypedDict`` (rewritten into the portable
 subset, ``tools/portable.py``); an explicit ``input_schema=``/``output_schema=`` wins, and ``dict``
-means "the schema is given". The handler gets an instance of its input model; a model it returns is
-dumped to JSON data. pydantic is imported only for a pydantic model, or a ``TypedDict`` with fields
-beyond the plain ones ``tools/typeddicts.py`` writes itself: a family without them never loads it.
+means "the schema is given" (an input annotated ``dict`` without ``input_schema=`` is refused). The
+handler gets an instance of its input model; a model it returns is dumped to JSON data. pydantic is
+imported only for a pydantic model, or a ``TypedDict`` with fields beyond the plain ones
+``tools/typeddicts.py`` writes itself: a family without them never loads it.
 """
 
 from __future__ import annotations
@@ -97,6 +98,14 @@ class Family:
         values.update(fields)
         values.setdefault("name", name)
         values["module"] = self.name
+        if _is_plain_dict(given) and "input_schema" not in fields:
+            raise ToolDefinitionError(
+                [
+                    f"{name}: its input is annotated dict, which means the schema is given: pass "
+                    "input_schema= (or annotate a TypedDict or a pydantic model)"
+                ],
+                name=name,
+            )
         model_in = _model(given)
         if model_in is not None and "input_schema" not in fields:
             values["input_schema"] = _schema(model_in, what="input", name=name)
@@ -151,6 +160,11 @@ def _model(annotation: Any) -> Any:
     if pydantic is not None and isinstance(annotation, type) and issubclass(annotation, pydantic.BaseModel):
         return annotation
     return None
+
+
+def _is_plain_dict(annotation: Any) -> bool:
+    """``dict``, ``dict[str, Any]`` or ``typing.Dict[...]``: a mapping whose keys say nothing."""
+    return annotation is dict or typing.get_origin(annotation) is dict
 
 
 def _is_typed_dict(annotation: Any) -> bool:

@@ -26,6 +26,8 @@ TEXT_PLAIN = "text/plain"
 #: ``type/subtype`` with optional parameters (RFC 6838's restricted names, loosely).
 MIME_TYPE = re.compile(r"[A-Za-z0-9][\w!#$&^.+-]*/[A-Za-z0-9][\w!#$&^.+-]*(?:\s*;\s*[\w.+-]+=[^;]+)*")
 _BINARY_KINDS = frozenset({"image", "audio"})
+_UNSAFE_IN_FILE_NAME = re.compile(r"[^A-Za-z0-9._-]")
+_FILE_NAME_MAX = 100
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,6 +167,24 @@ def only_binary(content: Sequence[Mapping[str, Any]]) -> tuple[str, str] | None:
         elif kind == "resource" and "blob" in block.get("resource", {}):
             found.append((str(block["resource"]["mimeType"]), str(block["resource"]["blob"])))
     return found[0] if len(found) == 1 else None
+
+
+def binary_file_name(content: Sequence[Mapping[str, Any]]) -> str | None:
+    """The file name the answer's only binary block gives: a blob resource's URI's last path segment,
+    decoded, with anything but letters, digits, ``.``, ``_`` and ``-`` made ``_`` (a safe
+    ``Content-Disposition`` value); None for media blocks, a URI ending in ``/``, or several blocks."""
+    from urllib.parse import unquote, urlsplit  # deferred: only a raw answer of a resource needs it
+
+    binary = [block for block in content if block.get("type") in _BINARY_KINDS or _is_blob(block)]
+    if len(binary) != 1 or binary[0].get("type") != "resource":
+        return None
+    segment = unquote(urlsplit(str(binary[0]["resource"].get("uri", ""))).path.rpartition("/")[2])
+    name = _UNSAFE_IN_FILE_NAME.sub("_", segment)[:_FILE_NAME_MAX]
+    return name if name.strip("._") else None
+
+
+def _is_blob(block: Mapping[str, Any]) -> bool:
+    return block.get("type") == "resource" and "blob" in block.get("resource", {})
 
 
 def _b64(data: bytes) -> str:

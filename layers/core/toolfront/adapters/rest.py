@@ -24,7 +24,7 @@ from toolfront.adapters.http import (
 )
 from toolfront.calls.call import Call, CallResult, Entry
 from toolfront.errors import UnknownToolError
-from toolfront.results import only_binary
+from toolfront.results import binary_file_name, only_binary
 from toolfront.settings import current
 
 if TYPE_CHECKING:  # the adapter is handed its pipeline: whoever builds one imports it
@@ -33,6 +33,11 @@ if TYPE_CHECKING:  # the adapter is handed its pipeline: whoever builds one impo
 logger = logging.getLogger("toolfront.adapters.rest")
 
 TOOL_PATH_PREFIX = "/v1/tools/"
+#: Section 17's header set of a JSON answer.
+JSON_HEADERS = {"x-content-type-options": "nosniff"}
+#: Section 17's header set of raw bytes: a tool's SVG (or HTML) served from the API's origin, which also
+#: serves the approval and consent pages, must neither be sniffed into another type nor run script.
+RAW_HEADERS = {"x-content-type-options": "nosniff", "content-security-policy": "default-src 'none'; sandbox"}
 
 
 def result_response(result: CallResult, request_id: str, accept: str | None = None) -> Response:
@@ -42,16 +47,16 @@ def result_response(result: CallResult, request_id: str, accept: str | None = No
         raw = _raw_answer(result, request_id, accept)
         if raw is not None:
             return raw
+    headers = {**result.headers, **JSON_HEADERS}
     if result.replayed and result.body is not None:  # the first answer exactly; this request's id header
-        replayed = {**result.headers, "idempotent-replayed": "true"}
-        return text_response(result.status, result.body, request_id, replayed)
+        return text_response(
+            result.status, result.body, request_id, {**headers, "idempotent-replayed": "true"}
+        )
     if result.error is not None:
-        return error_response(result.error, request_id, result.headers)
+        return error_response(result.error, request_id, headers)
     if result.body is not None:
-        return text_response(result.status, result.body, request_id, result.headers)
-    return json_response(
-        result.status, {"data": result.data, "request_id": request_id}, request_id, result.headers
-    )
+        return text_response(result.status, result.body, request_id, headers)
+    return json_response(result.status, {"data": result.data, "request_id": request_id}, request_id, headers)
 
 
 def _raw_answer(result: CallResult, request_id: str, accept: str) -> Response | None:
@@ -61,7 +66,10 @@ def _raw_answer(result: CallResult, request_id: str, accept: str) -> Response | 
     if found is None or not _names_exactly(accept, found[0]):
         return None
     mime_type, data = found
-    headers = {**result.headers, "content-type": mime_type, "x-request-id": request_id}
+    headers = {**result.headers, "content-type": mime_type, "x-request-id": request_id, **RAW_HEADERS}
+    file_name = binary_file_name(content)
+    if file_name is not None:
+        headers["content-disposition"] = f'attachment; filename="{file_name}"'
     if result.replayed:
         headers["idempotent-replayed"] = "true"
     # API Gateway decodes a base64 body flagged so: the client receives the bytes themselves.

@@ -152,11 +152,18 @@ def level_from(env: Mapping[str, str]) -> str | int:
     return level.upper() if level else logging.INFO
 
 
-def json_logger(service: str, environ: Mapping[str, str] | None = None) -> logging.Logger:
-    """The logger named ``service`` (toolfront's own log under ``toolfront.*`` propagate to it),
-    writing JSON lines to standard output; configured once per process, as Powertools does."""
+#: The logger every ``toolfront.*`` logger propagates to: the JSON handler sits here, never on a logger
+#: named after ``POWERTOOLS_SERVICE_NAME``, whose records toolfront's own would not reach.
+LOGGER_NAME = "toolfront"
+
+
+def json_logger(
+    service: str, environ: Mapping[str, str] | None = None, *, name: str = LOGGER_NAME
+) -> logging.Logger:
+    """The logger ``name`` (toolfront's own loggers, ``toolfront.*``, propagate to it), writing JSON
+    lines that say ``service`` to standard output; configured once per process, as Powertools does."""
     env = os.environ if environ is None else environ
-    found = logging.getLogger(service)
+    found = logging.getLogger(name)
     if any(isinstance(handler.formatter, JsonFormatter) for handler in found.handlers):
         return found
     sampling_rate = env.get("POWERTOOLS_LOGGER_SAMPLE_RATE") or None
@@ -171,16 +178,16 @@ def json_logger(service: str, environ: Mapping[str, str] | None = None) -> loggi
             found.setLevel(logging.DEBUG)
     found.addHandler(handler)
     if env.get("POWERTOOLS_LOG_DEDUPLICATION_DISABLED", "false").lower() not in _TRUE:
-        _suppress_in_root_handlers(service)
+        _suppress_in_root_handlers(name)
     return found
 
 
-def _suppress_in_root_handlers(service: str) -> None:
-    """Keep the root logger's handlers (Lambda's own) from writing this service's records a second
+def _suppress_in_root_handlers(name: str) -> None:
+    """Keep the root logger's handlers (Lambda's own) from writing this logger's records a second
     time; pytest's capture handler keeps them (Powertools' ``SuppressFilter``)."""
 
     def not_this_service(record: logging.LogRecord) -> bool:
-        return service not in record.name
+        return name not in record.name
 
     for handler in logging.root.handlers:
         kind = type(handler)
