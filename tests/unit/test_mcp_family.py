@@ -72,3 +72,19 @@ def test_a_family_endpoint_has_no_stream_or_session_to_open(aws: None, method: s
     assert (response["statusCode"], response["headers"]["allow"]) == (405, "POST")
     event["pathParameters"] = {"family": "nosuchfamily"}
     assert gateway(event, None)["statusCode"] == 404
+
+
+@pytest.mark.parametrize("name", ["api_key", "token", "apikey", "client_secret"])
+def test_a_credential_in_the_url_of_a_family_endpoint_is_refused_as_on_mcp(
+    catalogue: Handler, name: str
+) -> None:
+    event = load_event(
+        "mcp_tools_call", body=json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}})
+    )
+    event["routeKey"] = event["requestContext"]["routeKey"] = "POST /mcp/catalogue"
+    event["rawPath"] = "/mcp/catalogue"
+    event["queryStringParameters"] = {name: EVENT_ADMIN_KEY}
+    answer = catalogue(event, None)
+    assert answer["statusCode"] == 400
+    assert json.loads(answer["body"])["error"]["code"] == "credential_in_url"
+    assert EVENT_ADMIN_KEY not in answer["body"]
