@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import hmac
 import json
-import logging
 from dataclasses import replace
 from datetime import UTC, datetime
 from functools import cache
@@ -57,7 +56,6 @@ from toolfront.errors import (
 from toolfront.settings import ApprovalSettings, current
 from toolfront.tools.manifest import load_manifest
 
-logger = logging.getLogger("toolfront.approvals.records")
 MAX_FORM_BYTES = 16 * 1024  # a code and a decision: anything this large is not the page's form
 RETURN_COOKIE = "tf_approval_return"  # the link to come back to after signing in (it holds the code)
 SIGNED_IN = "signed-in"  # GET /approvals/signed-in: where a sign-in without a link to return to lands

@@ -6,7 +6,6 @@ This module and the MCP adapter are the only places that map toolfront errors to
 from __future__ import annotations
 
 import json
-import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -30,7 +29,6 @@ from toolfront.settings import current
 if TYPE_CHECKING:  # the adapter is handed its pipeline: whoever builds one imports it
     from toolfront.calls.pipeline import CallPipeline
 
-logger = logging.getLogger("toolfront.adapters.rest")
 
 TOOL_PATH_PREFIX = "/v1/tools/"
 #: Section 17's header set of a JSON answer.

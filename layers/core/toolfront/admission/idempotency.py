@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
     AuditWrite = tuple[AuditLog, AuditEntry]  # the log and the call's record, written with the answer
 
-logger = logging.getLogger("toolfront.idempotency")
+logger = logging.getLogger(__name__)
 
 KEY_FIELD = "idempotency_key"
 HEADER = "idempotency-key"

@@ -25,7 +25,7 @@ from toolfront.errors import (
     StoreUnavailableError,
 )
 
-logger = logging.getLogger("toolfront.approvals.decisions")
+logger = logging.getLogger(__name__)
 
 DECISIONS = {"approve": ApprovalStatus.APPROVED, "reject": ApprovalStatus.REJECTED}
 _CLOSED = {

@@ -14,7 +14,7 @@ from toolfront.auth.actors import Actor
 from toolfront.aws.dryrun import dry_run
 from toolfront.tools.definition import CallContext, Tool
 
-logger = logging.getLogger("toolfront.approvals.policy")
+logger = logging.getLogger(__name__)
 
 
 class ConfirmationReason(StrEnum):

@@ -36,7 +36,7 @@ from toolfront.tools.answers import answer_parts
 from toolfront.tools.definition import CallContext, Tool
 from toolfront.tools.registry import Registry
 
-logger = logging.getLogger("toolfront.approvals.runner")
+logger = logging.getLogger(__name__)
 FAILED_WITHOUT_DETAIL = {
     "code": "internal_error",
     "message": "the tool failed; the approval id identifies it in the logs",

@@ -23,7 +23,7 @@ from toolfront.errors import StoreUnavailableError
 if TYPE_CHECKING:
     from toolfront.approvals.records import Approval
 
-logger = logging.getLogger("toolfront.approvals.workflow")
+logger = logging.getLogger(__name__)
 
 #: The approvals function's task that resumes a workflow from its approval's record.
 RESUME_TASK = "resume"

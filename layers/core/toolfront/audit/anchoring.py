@@ -44,7 +44,7 @@ from toolfront.aws import clients as aws
 from toolfront.aws import dynamodb
 from toolfront.errors import ConfigurationError, StoreUnavailableError
 
-logger = logging.getLogger("toolfront.audit.anchoring")
+logger = logging.getLogger(__name__)
 
 ANCHORS_TABLE_VARIABLE = "TOOLFRONT_AUDIT_ANCHORS_TABLE"
 #: A chain takes records of the day it began only, so a chain registered a day before the last pass

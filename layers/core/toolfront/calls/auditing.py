@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from toolfront.calls.call import Call
     from toolfront.tools.definition import Tool
 
-logger = logging.getLogger("toolfront.calls.auditing")
+logger = logging.getLogger(__name__)
 
 AUDIT_DOWN = (
     "the call ran, but its audit record could not be written; check whether it took effect, then "

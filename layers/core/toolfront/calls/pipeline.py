@@ -70,7 +70,7 @@ from toolfront.tools.definition import CallContext, Tool
 from toolfront.tools.registry import Registry
 from toolfront.tools.rules import cost_of
 
-logger = logging.getLogger("toolfront.calls.pipeline")
+logger = logging.getLogger(__name__)
 
 
 @dataclass(slots=True)

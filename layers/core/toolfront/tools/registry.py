@@ -17,7 +17,7 @@ from typing import Any
 from toolfront.errors import DuplicateToolError
 from toolfront.tools.definition import Tool
 
-logger = logging.getLogger("toolfront.tools.registry")
+logger = logging.getLogger(__name__)
 
 MANIFEST_VERSION = 1
 

@@ -18,7 +18,7 @@ from toolfront.calls.remote import ToolCall, call_event, pipeline_call, unanswer
 from toolfront.errors import CallRefusedError, InternalError, StoreUnavailableError
 from toolfront.tools.manifest import ToolInfo
 
-logger = logging.getLogger("toolfront.adapters.mcp.router")
+logger = logging.getLogger(__name__)
 
 #: A function error of these types means Lambda could not load the handler: the call never began.
 _NOT_STARTED = frozenset(
