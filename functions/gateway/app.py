@@ -9,6 +9,7 @@ from typing import Any
 
 from toolfront.adapters.http import (
     base_url_of,
+    credential_in_url_answer,
     error_response,
     headers_of,
     json_response,
@@ -21,7 +22,6 @@ from toolfront.adapters.mcp.router import ToolRouter
 from toolfront.adapters.rest import result_response
 from toolfront.auth.access import callable_tools
 from toolfront.calls.call import Call, Entry
-from toolfront.calls.redaction import refuse_credentials_in_url
 from toolfront.errors import CallRefusedError, NotFoundError, UnknownToolError
 from toolfront.oauth.metadata import families_of
 from toolfront.settings import current
@@ -149,10 +149,9 @@ def lambda_handler(event: dict[str, Any], context: Any) -> Any:
     if route_key == "POST /v1/tools/system/{verb_noun}":
         return system(event, context)  # the pipeline refuses credentials in the URL itself
     request_id = request_id_of(event)
-    try:
-        refuse_credentials_in_url(event.get("queryStringParameters") or {})
-    except CallRefusedError as refused:
-        return error_response(refused, request_id)
+    refused = credential_in_url_answer(event, request_id)
+    if refused is not None:
+        return refused
     if route_key == UNKNOWN_MCP_SERVER or route_key in MCP_SERVER_STREAMS:
         family = str((event.get("pathParameters") or {}).get("family", ""))
         if route_key in MCP_SERVER_STREAMS and family in families():

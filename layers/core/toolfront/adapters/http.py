@@ -109,6 +109,21 @@ def error_response(
     return text_response(error.http_status, error_body(error, request_id), request_id, extra)
 
 
+def credential_in_url_answer(
+    event: Event, request_id: str, allowed: frozenset[str] = frozenset()
+) -> Response | None:
+    """The 400 ``credential_in_url`` answer when the query carries a credential (the names in
+    ``allowed`` excepted: a one-time code by design), else None."""
+    from toolfront.calls.redaction import refuse_credentials_in_url
+    from toolfront.errors import CallRefusedError
+
+    try:
+        refuse_credentials_in_url(event.get("queryStringParameters") or {}, allowed=allowed)
+    except CallRefusedError as refused:
+        return error_response(refused, request_id)
+    return None
+
+
 def cookies_of(event: Event) -> dict[str, str]:
     """The request's cookies by name (payload 2.0 carries them in ``cookies``; the first of a name wins)."""
     found: dict[str, str] = {}

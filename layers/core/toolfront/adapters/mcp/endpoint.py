@@ -20,6 +20,7 @@ from toolfront.adapters.http import (
     Response,
     base_url_of,
     body_bytes,
+    credential_in_url_answer,
     error_response,
     headers_of,
     method_of,
@@ -39,11 +40,10 @@ from toolfront.adapters.mcp.tasks import (
 from toolfront.auth.access import may_call
 from toolfront.auth.actors import Actor
 from toolfront.calls.inputs import MAX_BODY_BYTES, is_json_media_type, parse_json
-from toolfront.calls.redaction import refuse_credentials_in_url
 from toolfront.calls.remote import ToolCall
 from toolfront.encoding import compact_json as _encode
 from toolfront.encoding import rfc3339
-from toolfront.errors import CallRefusedError, InvalidJsonError, StoreUnavailableError, UnauthenticatedError
+from toolfront.errors import InvalidJsonError, StoreUnavailableError, UnauthenticatedError
 from toolfront.oauth.metadata import challenge
 
 HANDSHAKE_VERSIONS = ("2025-03-26", "2025-06-18", "2025-11-25")
@@ -138,10 +138,9 @@ class McpEndpoint:
         request_id = request_id_of(event)
         if method_of(event) != "POST":  # stateless: no SSE stream to GET, no session to DELETE
             return _http(405, "", request_id, {"allow": "POST"})
-        try:  # every MCP route (/mcp and /mcp/<family>) refuses a credential in its URL alike
-            refuse_credentials_in_url(event.get("queryStringParameters") or {})
-        except CallRefusedError as refused:
-            return error_response(refused, request_id)
+        in_url = credential_in_url_answer(event, request_id)  # /mcp and /mcp/<family> alike
+        if in_url is not None:
+            return in_url
         headers = headers_of(event)
         base_url = base_url_of(event, self._public_url, self._region)
         origin = headers.get("origin")
