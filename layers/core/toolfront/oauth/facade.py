@@ -19,6 +19,7 @@ from toolfront.adapters.http import (
     cookies_of,
     headers_of,
     origin_of,
+    request_id_of,
     source_ip_of,
 )
 from toolfront.calls.inputs import parse_json
@@ -65,6 +66,12 @@ class SignInFacade:
         self._registrar, self._authorizer, self._tokens = registrar, authorizer, tokens
 
     def handle(self, event: Event, context: Any = None) -> Response:
+        """Answer one request; every answer carries ``X-Request-Id``, as every route's does."""
+        response = self._answer(event)
+        response["headers"] = {**response.get("headers", {}), "x-request-id": request_id_of(event)}
+        return response
+
+    def _answer(self, event: Event) -> Response:
         route = str(event.get("routeKey", ""))
         try:
             query = _pairs(str(event.get("rawQueryString") or ""))
