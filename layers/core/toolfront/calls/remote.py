@@ -12,8 +12,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from toolfront.admission.idempotency import HEADER as IDEMPOTENCY_HEADER
-from toolfront.admission.idempotency import KEY_FIELD
 from toolfront.calls.call import CALL_TASK, TASK_FIELD, Call, Entry
 from toolfront.errors import CallRefusedError, IdempotencyOutcomeUnknownError, StoreUnavailableError
 
@@ -69,6 +67,10 @@ def unanswered(call: ToolCall, *, read_only: bool, offers_idempotency: bool) -> 
     send again (409 ``idempotency_outcome_unknown``); without one, only the caller can find out
     whether the call took effect (503 ``unavailable``, saying so). A read-only tool changed nothing.
     """
+    # deferred: only this failure path needs the idempotency module (~15 ms of the gateway's cold start)
+    from toolfront.admission.idempotency import HEADER as IDEMPOTENCY_HEADER
+    from toolfront.admission.idempotency import KEY_FIELD
+
     if read_only:
         return StoreUnavailableError("the tool's function did not answer; the tool only reads: retry")
     if offers_idempotency and (KEY_FIELD in call.arguments or IDEMPOTENCY_HEADER in call.headers):
