@@ -133,7 +133,7 @@ def template_enforcement(
 ) -> Enforcement:
     """IAM as template.yaml grants it, for the names the unit tests give tables and functions."""
     from toolfront_dev.environment import active_template, stack_intrinsics
-    from toolfront_dev.iam.policies import resource_attributes, role_policies
+    from toolfront_dev.iam.policies import stack_enforcement
     from toolfront_dev.payload import LOCAL_ACCOUNT_ID
     from toolfront_dev.template import load_template
     from toolfront_dev.workflow import name_resources
@@ -143,9 +143,8 @@ def template_enforcement(
     template = active_template(template, intrinsics)
     names = name_resources(template, intrinsics, prefix=f"toolfront-{TEST_STAGE}")
     pools = {"UserPool": user_pool}
-    attributes = names.attributes() | resource_attributes(
-        tables, pools, region="us-east-1", account=LOCAL_ACCOUNT_ID
-    )
     refs = names.refs() | tables | pools | {"UserPoolClient": "unit-client", "UserPoolDomain": "unit"}
-    policies = role_policies(template.path, intrinsics.with_refs(refs, attributes), "us-east-1")
-    return Enforcement(policies, source=str(Path(template_path).resolve()))
+    intrinsics = intrinsics.with_refs(refs, names.attributes())
+    return stack_enforcement(
+        template.path, intrinsics, tables, pools, region="us-east-1", account=LOCAL_ACCOUNT_ID
+    )

@@ -41,9 +41,7 @@ from toolfront_dev.environment import (
     stack_intrinsics,
 )
 from toolfront_dev.errors import CommandError, StackError
-from toolfront_dev.iam.enforcement import Enforcement, enforce
-from toolfront_dev.iam.evaluation import Policy
-from toolfront_dev.iam.policies import resource_attributes, role_policies
+from toolfront_dev.iam import Enforcement, enforce, stack_enforcement
 from toolfront_dev.intrinsics import Intrinsics
 from toolfront_dev.managed_login import PREFIX as MANAGED_LOGIN_PREFIX
 from toolfront_dev.managed_login import ManagedLogin
@@ -128,13 +126,6 @@ class LocalStack:
         self._login: ManagedLogin | None = None
         self._enforce_iam = enforce_iam
         self._iam: Enforcement | None = None
-
-    @property
-    def iam(self) -> Enforcement:
-        """IAM as enforced on this stack: each function's policy, and what each was allowed."""
-        if self._iam is None:
-            raise StackError("the local stack is not running, or runs without IAM")
-        return self._iam
 
     @property
     def info(self) -> DevInfo:
@@ -254,13 +245,11 @@ class LocalStack:
         pools = {r.logical_id: ids[r.logical_id] for r in emulated if r.type == USER_POOL}
         self._load_users(moto_endpoint, pools)
         login_url = f"{self._server.url}{MANAGED_LOGIN_PREFIX}" if self._login else ""
-        self._set_environment(
-            template, intrinsics.with_refs(tables | ids | own), moto_endpoint, pools, login_url
-        )
+        live = intrinsics.with_refs(tables | ids | own)
+        self._set_environment(template, live, moto_endpoint, pools, login_url)
         if self._enforce_iam:  # before the first request: every function's request is checked
-            resolved = intrinsics.with_refs(tables | ids | own)
-            policies = self._policies(template, resolved, tables, pools)
-            self._iam = Enforcement(policies, source=str(template.path.resolve()))
+            account = LOCAL_ACCOUNT_ID
+            self._iam = stack_enforcement(template.path, live, tables, pools, region=REGION, account=account)
             enforce(self._iam)
         self._server.start()
         clients = {r.logical_id: ids[r.logical_id] for r in emulated if r.type == USER_POOL_CLIENT}
@@ -280,14 +269,6 @@ class LocalStack:
         )
         write_dev_json(self.dev_json_path, self._info)
         logger.info("local stack up: API %s, moto %s", self._info.api_url, moto_endpoint)
-
-    @staticmethod
-    def _policies(
-        template: Template, intrinsics: Intrinsics, tables: Mapping[str, str], pools: Mapping[str, str]
-    ) -> dict[str, Policy]:
-        """Each function's policy as AWS builds it from the template, for this stack's names."""
-        attributes = resource_attributes(tables, pools, region=REGION, account=LOCAL_ACCOUNT_ID)
-        return role_policies(template.path, intrinsics.with_refs({}, attributes), REGION)
 
     def _provision(
         self, endpoint: str, template: Template, tables: Mapping[str, str], intrinsics: Intrinsics

@@ -21,7 +21,7 @@ import threading
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from toolfront_dev.iam.evaluation import Access, Policy, Statement
@@ -90,16 +90,15 @@ def logical_resource(arn: str) -> str:
     return _USER_POOL.sub("userpool/UserPool", _STACK_NAME.sub("", arn))
 
 
-@dataclass
+@dataclass(frozen=True)
 class Enforcement:
-    """The policies being enforced, by function logical id, and what each function was allowed."""
+    """The policies being enforced, by function logical id; what they allowed goes to the ledger of
+    their template (``LEDGERS[source]``)."""
 
     policies: Mapping[str, Policy]
-    source: str = ""  # the template the policies come from: whose ledger (LEDGERS) is kept
+    source: str = ""  # the template the policies come from
     region: str = "us-east-1"
     account: str = LOCAL_ACCOUNT_ID
-    used: set[Use] = field(default_factory=set)
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def __post_init__(self) -> None:
         for function, policy in self.policies.items():
@@ -111,8 +110,6 @@ class Enforcement:
         for access in accesses(prefix, operation, params, region=self.region, account=self.account):
             if policy is None or not policy.allows(access):
                 raise _denied(function, prefix, operation, access, self.account)
-            with self._lock:
-                self.used.add(Use(function, access.action, access.resource))
             LEDGERS[self.source].use(function, access)
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from toolfront_dev.errors import TemplateError
+from toolfront_dev.iam.enforcement import Enforcement
 from toolfront_dev.iam.evaluation import Policy
 from toolfront_dev.intrinsics import Intrinsics
 
@@ -76,7 +77,22 @@ def _translated(path: str, region: str) -> dict[str, Any]:
     return translated
 
 
-def resource_attributes(
+def stack_enforcement(
+    template_path: Path,
+    intrinsics: Intrinsics,
+    tables: Mapping[str, str],
+    user_pools: Mapping[str, str],
+    *,
+    region: str,
+    account: str,
+) -> Enforcement:
+    """IAM as the template grants it to a stack whose tables and user pools have these names."""
+    attributes = _resource_attributes(tables, user_pools, region=region, account=account)
+    policies = role_policies(template_path, intrinsics.with_refs({}, attributes), region)
+    return Enforcement(policies, source=str(Path(template_path).resolve()), region=region, account=account)
+
+
+def _resource_attributes(
     tables: Mapping[str, str], user_pools: Mapping[str, str], *, region: str, account: str
 ) -> dict[str, str]:
     """``Fn::GetAtt`` values of tables and user pools the policies name (``AuditTable.Arn``)."""
