@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,6 +23,7 @@ from toolfront.calls.inputs import parse_json
 from toolfront.errors import InvalidJsonError
 from toolfront_dev.arguments import permission_problem, scope_problem
 from toolfront_dev.errors import SeedError
+from toolfront_dev.passwords import PasswordPolicy
 
 DEMO_PRINCIPAL = "admin"
 DEMO_PERMISSION = "catalogue"
@@ -43,8 +44,6 @@ _USER_FIELDS = {"username": True, "password": True, "groups": False, "scopes": T
 _EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}")
 # A group names a principal; Cognito's GroupName: 1 to 128 characters, none of them blank or control.
 _GROUP = re.compile(r"[^\s\x00-\x1f\x7f]{1,128}")
-# The characters Cognito counts as symbols in a password policy.
-_SYMBOLS = frozenset("^$*.[]{}()?\"!@#%&/\\,><':;|_~`=+- ")
 _RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})")
 _KEY_FORMAT = "tfk_<12 lowercase letters or digits>_<32 URL-safe characters>"
 
@@ -92,52 +91,8 @@ class Seed:
     users: tuple[SeedUser, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class PasswordPolicy:
-    """A user pool's ``Policies.PasswordPolicy``; Cognito's defaults for whatever it leaves out."""
-
-    minimum_length: int = 8
-    require_uppercase: bool = True
-    require_lowercase: bool = True
-    require_numbers: bool = True
-    require_symbols: bool = True
-
-    @classmethod
-    def of_pool(cls, properties: Mapping[str, Any]) -> PasswordPolicy:
-        """The policy of an ``AWS::Cognito::UserPool``'s resolved properties."""
-        policies = properties.get("Policies")
-        raw = policies.get("PasswordPolicy") if isinstance(policies, Mapping) else None
-        raw = raw if isinstance(raw, Mapping) else {}
-        default = cls()
-
-        def flag(name: str, fallback: bool) -> bool:
-            return str(raw.get(name, fallback)).lower() == "true"  # YAML's true or a parameter's "true"
-
-        return cls(
-            minimum_length=int(raw.get("MinimumLength", default.minimum_length)),
-            require_uppercase=flag("RequireUppercase", default.require_uppercase),
-            require_lowercase=flag("RequireLowercase", default.require_lowercase),
-            require_numbers=flag("RequireNumbers", default.require_numbers),
-            require_symbols=flag("RequireSymbols", default.require_symbols),
-        )
-
-    def missing(self, password: str) -> list[str]:
-        """What ``password`` lacks, in words that never quote it."""
-        lacks = [f"at least {self.minimum_length} characters"] if len(password) < self.minimum_length else []
-        wanted = (
-            (self.require_uppercase, "an uppercase letter", any("A" <= c <= "Z" for c in password)),
-            (self.require_lowercase, "a lowercase letter", any("a" <= c <= "z" for c in password)),
-            (self.require_numbers, "a digit", any("0" <= c <= "9" for c in password)),
-            (self.require_symbols, "a symbol", any(c in _SYMBOLS for c in password)),
-        )
-        lacks += [what for required, what, present in wanted if required and not present]
-        if password != password.strip():
-            lacks.append("no blank at its start or end")  # Cognito refuses those too
-        return lacks
-
-
 def load_seed(path: Path) -> Seed:
-    """Read and check a seed file with the API's one JSON reader (nesting, NaN, lone surrogates).
+    """Read and check a seed file with the API's one JSON reader (UTF-8, nesting, NaN, lone surrogates).
 
     Raises:
         SeedError: the file is unreadable, not JSON, or has invalid entries (all of them named).
@@ -148,26 +103,20 @@ def load_seed(path: Path) -> Seed:
     except OSError as exc:
         raise SeedError(f"cannot read seed file {path}: {exc.strerror or exc}") from None
     try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise SeedError(f"{source} is not valid JSON: it is not UTF-8 text") from None
-    try:
-        document = parse_json(text, what=source)
+        document = parse_json(raw, what=source)
     except InvalidJsonError as exc:
-        # The reader says a string holds a lone surrogate, not which one: name its field if it can be.
-        raise _named_surrogates(text, source) or SeedError(exc.message) from None
+        # The reader refuses a lone surrogate without saying where: name its field when it can be.
+        _raise(_surrogate_problems(_plain_json(raw)), source)
+        raise SeedError(exc.message) from None
     return parse_seed(document, source=source)
 
 
-def _named_surrogates(text: str, source: str) -> SeedError | None:
+def _plain_json(raw: bytes) -> Any:
+    """``raw`` as Python's own parser reads UTF-8 JSON (surrogates let through), or None."""
     try:
-        document = json.loads(text)
-    except (ValueError, RecursionError):
+        return json.loads(raw.decode("utf-8-sig"))
+    except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
         return None
-    problems = _surrogate_problems(document)
-    return (
-        SeedError(f"{source} is invalid:\n" + "\n".join(f"  - {p}" for p in problems)) if problems else None
-    )
 
 
 def _surrogate_problems(document: Any) -> list[str]:

@@ -47,9 +47,10 @@ from toolfront_dev.managed_login import PREFIX as MANAGED_LOGIN_PREFIX
 from toolfront_dev.managed_login import ManagedLogin
 from toolfront_dev.moto_atomic import make_dynamodb_atomic
 from toolfront_dev.outbox import OUTBOX_NAME
+from toolfront_dev.passwords import PasswordPolicy
 from toolfront_dev.payload import LOCAL_ACCOUNT_ID
 from toolfront_dev.routing import RouteTable
-from toolfront_dev.seeds import PasswordPolicy, Seed, check_passwords, seed_store
+from toolfront_dev.seeds import Seed, check_passwords, seed_store
 from toolfront_dev.server import HandlerLoader, LocalApi, LocalApiServer
 from toolfront_dev.targets import key_store
 from toolfront_dev.template import Template, load_template

@@ -16,7 +16,8 @@ from toolfront_dev.aws import moto_client
 from toolfront_dev.cognito import USER_POOL
 from toolfront_dev.environment import stack_intrinsics
 from toolfront_dev.errors import SeedError
-from toolfront_dev.seeds import PasswordPolicy, SeedUser, check_passwords, parse_seed
+from toolfront_dev.passwords import PasswordPolicy
+from toolfront_dev.seeds import SeedUser, check_passwords, parse_seed
 from toolfront_dev.stack import LocalStack
 from toolfront_dev.template import load_template
 
