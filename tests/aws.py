@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -126,6 +127,17 @@ TEST_STAGE = "unit"
 APPROVAL_STATE_MACHINE = f"toolfront-{TEST_STAGE}-approval"
 FUNCTION_PREFIX = f"toolfront-{TEST_STAGE}-"
 APPROVALS_FUNCTION = f"{FUNCTION_PREFIX}approvals"
+
+
+def approval_state_machine() -> str:
+    """A state machine (moto) named as the template's policies grant, that ends at once: its ARN."""
+    return str(
+        boto3.client("stepfunctions").create_state_machine(
+            name=APPROVAL_STATE_MACHINE,
+            definition=json.dumps({"StartAt": "Wait", "States": {"Wait": {"Type": "Pass", "End": True}}}),
+            roleArn="arn:aws:iam::123456789012:role/approval",
+        )["stateMachineArn"]
+    )
 
 
 def template_enforcement(

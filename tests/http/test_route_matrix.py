@@ -1,7 +1,7 @@
 """Every route of template.yaml against what outside testing sends: never a 5xx, always a request id.
 
 The table is generated from the template the stack serves, so a route added tomorrow is covered the
-day it is added, without a line of test code (DESIGN.md section 17: no 5xx from input on any route).
+day it is added, without a line of test code (docs/contract.md: no 5xx from input on any route).
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 import boto3
 import pytest
 
-from tests.aws import APPROVAL_STATE_MACHINE
+from tests.aws import approval_state_machine
 from tests.conftest import load_family, reset_process_state
 from tests.unit.test_openapi import approval_validator
 from toolfront import Tool
@@ -42,11 +42,7 @@ TOOL = Tool.new(
 
 @pytest.fixture
 def machine(aws: None, monkeypatch: pytest.MonkeyPatch) -> str:
-    arn = boto3.client("stepfunctions").create_state_machine(
-        name=APPROVAL_STATE_MACHINE,  # the name the template's policies grant
-        definition=json.dumps({"StartAt": "Wait", "States": {"Wait": {"Type": "Pass", "End": True}}}),
-        roleArn="arn:aws:iam::123456789012:role/approval",
-    )["stateMachineArn"]
+    arn = approval_state_machine()
     monkeypatch.setenv("TOOLFRONT_APPROVAL_STATE_MACHINE_ARN", arn)
     monkeypatch.setenv("TOOLFRONT_PUBLIC_URL", "https://api.example.com")
     reset_process_state()

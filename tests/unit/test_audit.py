@@ -16,7 +16,7 @@ import boto3
 import pytest
 from botocore.exceptions import EndpointConnectionError
 
-from tests.aws import APPROVAL_STATE_MACHINE, EVENT_ADMIN_KEY, EVENT_READER_KEY, counting_requests, seed
+from tests.aws import EVENT_ADMIN_KEY, EVENT_READER_KEY, approval_state_machine, counting_requests, seed
 from tests.conftest import load_family
 from tests.helpers import load_event
 from toolfront.audit.log import AuditLog
@@ -119,12 +119,7 @@ def test_reads_are_not_recorded_unless_audit_reads(
 def test_a_held_call_is_recorded_with_its_approval(
     catalogue: Handler, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    machine = boto3.client("stepfunctions").create_state_machine(
-        name=APPROVAL_STATE_MACHINE,  # the name the template's policies grant
-        definition=json.dumps({"StartAt": "Wait", "States": {"Wait": {"Type": "Pass", "End": True}}}),
-        roleArn="arn:aws:iam::123456789012:role/approval",
-    )
-    monkeypatch.setenv("TOOLFRONT_APPROVAL_STATE_MACHINE_ARN", machine["stateMachineArn"])
+    monkeypatch.setenv("TOOLFRONT_APPROVAL_STATE_MACHINE_ARN", approval_state_machine())
     reset_process()
     call(catalogue, "create_product", MUG)
     answer = call(catalogue, "delete_product", {"sku": MUG["sku"]}, request_id="req-2")

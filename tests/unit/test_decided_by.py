@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 import boto3
 import pytest
 
-from tests.aws import APPROVAL_STATE_MACHINE
+from tests.aws import approval_state_machine
 from toolfront import Tool
 from toolfront.approvals.decisions import Decisions
 from toolfront.approvals.desk import ApprovalDesk
@@ -39,11 +39,7 @@ TOOL = Tool.new(
 @pytest.fixture
 def held(aws: None) -> tuple[Decisions, Approval]:
     client = boto3.client("dynamodb")
-    machine = boto3.client("stepfunctions").create_state_machine(
-        name=APPROVAL_STATE_MACHINE,  # the name the template's policies grant
-        definition=json.dumps({"StartAt": "Wait", "States": {"Wait": {"Type": "Pass", "End": True}}}),
-        roleArn="arn:aws:iam::123456789012:role/approval",
-    )["stateMachineArn"]
+    machine = approval_state_machine()
     store = ApprovalStore("ApprovalsTable", client)
     workflow = Workflow(machine, boto3.client("stepfunctions"))
     data = ApprovalDesk(store, workflow, 3600).hold(
