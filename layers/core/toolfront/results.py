@@ -159,14 +159,13 @@ def wire(block: Block, default_mime_type: str | None = None) -> dict[str, Any]:
 def only_binary(content: Sequence[Mapping[str, Any]]) -> tuple[str, str] | None:
     """``(mime type, base64)`` of the answer's only binary block in wire form, if it has exactly one
     (what a REST request may ask for as raw bytes with its ``Accept``)."""
-    found = []
-    for block in content:
-        kind = block.get("type")
-        if kind in _BINARY_KINDS:
-            found.append((str(block["mimeType"]), str(block["data"])))
-        elif kind == "resource" and "blob" in block.get("resource", {}):
-            found.append((str(block["resource"]["mimeType"]), str(block["resource"]["blob"])))
-    return found[0] if len(found) == 1 else None
+    binary = _binary_blocks(content)
+    if len(binary) != 1:
+        return None
+    [block] = binary
+    if block.get("type") == "resource":
+        return str(block["resource"]["mimeType"]), str(block["resource"]["blob"])
+    return str(block["mimeType"]), str(block["data"])
 
 
 def binary_file_name(content: Sequence[Mapping[str, Any]]) -> str | None:
@@ -175,7 +174,7 @@ def binary_file_name(content: Sequence[Mapping[str, Any]]) -> str | None:
     ``Content-Disposition`` value); None for media blocks, a URI ending in ``/``, or several blocks."""
     from urllib.parse import unquote, urlsplit  # deferred: only a raw answer of a resource needs it
 
-    binary = [block for block in content if block.get("type") in _BINARY_KINDS or _is_blob(block)]
+    binary = _binary_blocks(content)
     if len(binary) != 1 or binary[0].get("type") != "resource":
         return None
     segment = unquote(urlsplit(str(binary[0]["resource"].get("uri", ""))).path.rpartition("/")[2])
@@ -183,8 +182,14 @@ def binary_file_name(content: Sequence[Mapping[str, Any]]) -> str | None:
     return name if name.strip("._") else None
 
 
-def _is_blob(block: Mapping[str, Any]) -> bool:
-    return block.get("type") == "resource" and "blob" in block.get("resource", {})
+def _binary_blocks(content: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The answer's binary blocks: images, audio, and resources holding a blob."""
+    return [
+        block
+        for block in content
+        if block.get("type") in _BINARY_KINDS
+        or (block.get("type") == "resource" and "blob" in block.get("resource", {}))
+    ]
 
 
 def _b64(data: bytes) -> str:
