@@ -19,7 +19,7 @@ from typing import Any
 
 from toolfront.auth.keys import parse_key
 from toolfront.auth.keystore import KeyStore, issue_key
-from toolfront.calls.inputs import parse_json
+from toolfront.calls.inputs import is_unicode_text, parse_json
 from toolfront.errors import InvalidJsonError
 from toolfront_dev.arguments import permission_problem, scope_problem
 from toolfront_dev.errors import SeedError
@@ -125,13 +125,13 @@ def _surrogate_problems(document: Any) -> list[str]:
     stack: list[tuple[Any, str]] = [(document, "")]
     while stack:
         item, path = stack.pop()
-        if isinstance(item, str) and not _unicode(item):
+        if isinstance(item, str) and not is_unicode_text(item):
             where = path or "the document"
             problems.append(f"{where}: holds a lone surrogate (\\ud800-\\udfff), which is not Unicode text")
         elif isinstance(item, dict):
             children = []
             for key, value in item.items():
-                name = str(key) if _unicode(str(key)) else "?"
+                name = str(key) if is_unicode_text(str(key)) else "?"
                 if name == "?":
                     problems.append(f"{path or 'the document'}: a field name holds a lone surrogate")
                 children.append((value, f"{path}.{name}" if path else name))
@@ -139,14 +139,6 @@ def _surrogate_problems(document: Any) -> list[str]:
         elif isinstance(item, list):
             stack.extend((value, f"{path}[{index}]") for index, value in reversed(list(enumerate(item))))
     return problems
-
-
-def _unicode(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def parse_seed(document: Any, source: str = "seed") -> Seed:

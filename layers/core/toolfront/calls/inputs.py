@@ -74,7 +74,7 @@ def _problem(value: Any) -> str | None:
     while stack:
         item, depth = stack.pop()
         if isinstance(item, str):
-            if not _encodable(item):
+            if not is_unicode_text(item):
                 return "a string holds a lone surrogate (\\ud800-\\udfff), which is not Unicode text"
         elif isinstance(item, dict | list):
             if depth > MAX_DEPTH:
@@ -87,7 +87,8 @@ def _problem(value: Any) -> str | None:
     return None
 
 
-def _encodable(text: str) -> bool:
+def is_unicode_text(text: str) -> bool:
+    """Whether ``text`` is Unicode text: no lone surrogate, which no store, hash or answer can encode."""
     if text.isascii():
         return True
     try:

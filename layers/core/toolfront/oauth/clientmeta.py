@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from toolfront.calls.inputs import is_unicode_text
 from toolfront.oauth.errors import OAuthError
 
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
@@ -79,7 +80,7 @@ def client_metadata(document: Any) -> ClientMetadata:
         raise _invalid(f"client_name must be a string of 1 to {MAX_NAME_LENGTH} characters")
     if not _PRINTABLE.fullmatch(name):
         raise _invalid("client_name must not contain control characters")
-    if not _is_text(name):
+    if not is_unicode_text(name):
         raise _invalid("client_name must be Unicode text (it holds a lone surrogate)")
     return ClientMetadata(tuple(redirect_uris), name.strip(), tuple(dict.fromkeys(grant_types)))
 
@@ -91,7 +92,7 @@ def redirect_uri_problem(uri: Any) -> None:
         raise OAuthError(
             "invalid_redirect_uri", f"a redirect URI must be a URL of at most {MAX_URI_LENGTH} characters"
         )
-    if _UNSAFE_URI_CHARACTERS.search(uri) or not _is_text(uri):
+    if _UNSAFE_URI_CHARACTERS.search(uri) or not is_unicode_text(uri):
         raise OAuthError(
             "invalid_redirect_uri", "a redirect URI may not hold a backslash, a space or a control character"
         )
@@ -142,15 +143,6 @@ def registered_redirect(uri: str, registered: tuple[str, ...]) -> bool:
         except ValueError:
             continue
     return False
-
-
-def _is_text(value: str) -> bool:
-    """Whether ``value`` is Unicode text (no lone surrogate, which nothing can encode)."""
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _invalid(description: str) -> OAuthError:
