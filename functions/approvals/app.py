@@ -36,7 +36,7 @@ from toolfront.approvals.approvers import (
 )
 from toolfront.approvals.decisions import Decisions
 from toolfront.approvals.notify import notify_approvers
-from toolfront.approvals.records import Approval, ApprovalStatus, hash_code, new_code
+from toolfront.approvals.records import Approval, ApprovalStatus, hash_code, may_be_approval_id, new_code
 from toolfront.approvals.store import ApprovalStore
 from toolfront.approvals.workflow import RESUME_TASK
 from toolfront.audit.records import AuditEvent, decided_by
@@ -59,7 +59,6 @@ from toolfront.tools.manifest import load_manifest
 MAX_FORM_BYTES = 16 * 1024  # a code and a decision: anything this large is not the page's form
 RETURN_COOKIE = "tf_approval_return"  # the link to come back to after signing in (it holds the code)
 SIGNED_IN = "signed-in"  # GET /approvals/signed-in: where a sign-in without a link to return to lands
-MAX_APPROVAL_ID = 64  # "apr_" and 24 hex digits; far longer ids are not looked up (DynamoDB: 2 KB keys)
 PROBLEM_TITLES = {
     400: "Choose approve or reject",
     403: "This link is not valid",
@@ -358,9 +357,8 @@ def _approval_id(event: dict[str, Any]) -> str:
 
 
 def _known_approval_id(approval_id: str) -> str:
-    """``approval_id`` when it can name an approval; 404 without a lookup otherwise (an empty key
-    is a ValidationException in DynamoDB, and a session's or sign-in's key is no approval)."""
-    if not approval_id.startswith("apr_") or len(approval_id) > MAX_APPROVAL_ID:
+    """``approval_id`` when it can name an approval; 404 without a lookup otherwise."""
+    if not may_be_approval_id(approval_id):
         raise NotFoundError("there is no such approval")
     return approval_id
 

@@ -42,8 +42,18 @@ ALLOWED_FROM: dict[ApprovalStatus, tuple[ApprovalStatus, ...]] = {
 }
 
 
+APPROVAL_ID_PREFIX = "apr_"
+MAX_APPROVAL_ID = 64  # "apr_" and 24 hex digits; far longer ids are not looked up (DynamoDB: 2 KB keys)
+
+
 def new_approval_id() -> str:
-    return "apr_" + secrets.token_hex(12)
+    return APPROVAL_ID_PREFIX + secrets.token_hex(12)
+
+
+def may_be_approval_id(text: str) -> bool:
+    """Whether ``text`` can name an approval (others are not looked up: an empty key is refused by
+    DynamoDB, and a sign-in's or session's item in the same table is no approval)."""
+    return text.startswith(APPROVAL_ID_PREFIX) and len(text) <= MAX_APPROVAL_ID
 
 
 def new_code() -> str:
