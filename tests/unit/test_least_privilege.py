@@ -14,7 +14,7 @@ from cfnlint.decode import decode
 
 from tests.aws import template_enforcement, template_tables
 from toolfront_dev.families import family_apps
-from toolfront_dev.iam.account import _short, is_write
+from toolfront_dev.iam.account import is_write, short_resource
 from toolfront_dev.iam.enforcement import Enforcement, logical_resource
 from toolfront_dev.iam.evaluation import Access
 
@@ -41,7 +41,7 @@ def enforcement(aws: None) -> Enforcement:
 def grants(enforcement: Enforcement, function: str) -> set[tuple[str, str]]:
     """(action, resource) of a function's Allow statements, in the template's names."""
     policy = enforcement.policies[function]
-    return {(action, _short(logical_resource(resource))) for action, resource in policy.granted()}
+    return {(action, short_resource(logical_resource(resource))) for action, resource in policy.granted()}
 
 
 def families(resources: dict[str, Any]) -> dict[str, str]:

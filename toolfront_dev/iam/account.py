@@ -33,8 +33,8 @@ def usage_table(ledger: Ledger) -> str:
     """A Markdown table: per function, each (action, resource) used, and the unused write grants."""
     used: dict[str, set[tuple[str, str]]] = defaultdict(set)
     for use in ledger.uses:
-        used[use.function].add((use.action, _short(use.resource)))
-    unused = {(u.function, u.action, _short(u.resource)) for u in unused_writes(ledger)}
+        used[use.function].add((use.action, short_resource(use.resource)))
+    unused = {(u.function, u.action, short_resource(u.resource)) for u in unused_writes(ledger)}
     lines = ["| function | action | resource | |", "|---|---|---|---|"]
     for function in sorted({g.function for g in ledger.grants} | set(used)):
         for action, resource in sorted(used[function]):
@@ -44,6 +44,6 @@ def usage_table(ledger: Ledger) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _short(arn: str) -> str:
+def short_resource(arn: str) -> str:
     """``table/KeysTable`` for ``arn:aws:dynamodb:<region>:<account>:table/KeysTable``."""
     return arn.split(":", 5)[5] if arn.count(":") >= 5 else arn
