@@ -274,6 +274,7 @@ def _record_work(handler: PinnedHandler, event: dict[str, Any]) -> Callable[[], 
     """What auditing adds to a call without a key, apart from its request: the input's digest
     (``begin``), then the entry, its chain link, hash and transaction items (``finish``), with the
     log's client answering at once."""
+    from toolfront.adapters.http import Request
     from toolfront.adapters.rest import call_of
     from toolfront.audit.log import AuditLog
     from toolfront.calls.auditing import CallAuditor
@@ -283,8 +284,7 @@ def _record_work(handler: PinnedHandler, event: dict[str, Any]) -> Callable[[], 
     if tool is None:
         raise RuntimeError("the catalogue family has no create_product")
     auditor = CallAuditor(AuditLog(AUDIT_TABLE, client=_AnsweringAtOnce()))
-    request_id = event["requestContext"]["requestId"]
-    call = call_of(event, tool.name, request_id)
+    call = call_of(Request.of(event), tool.name)
     actor = wiring.authenticator().authenticate(
         event_headers(event), event["requestContext"]["http"]["sourceIp"]
     )

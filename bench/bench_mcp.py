@@ -12,11 +12,12 @@ in this process, no network:
   for ``tools/call``;
 - **awslabs mcp-lambda-handler**: ``MCPLambdaHandler("bench")`` with the same 200 functions through
   ``@tool()``, called as ``handle_request(http_api_v2_event, ctx)``;
-- **toolfront**: ``McpEndpoint(ToolCatalog(entries), call_tool, authenticate).handle(event)`` for the
-  same API Gateway v2 event. The 200 entries are ``Tool.new(...).describe()`` of public tools of the
-  module ``bench`` (what ``toolfront manifest`` writes); ``authenticate`` is a real
-  ``Authenticator`` over a key store that raises if asked anything (an anonymous caller needs no
-  store); ``call_tool`` is a stub answering ``(200, {"data": {"ok": True}, "request_id": "r"})``, so
+- **toolfront**: ``McpEndpoint(ToolCatalog(entries), call_tool, authenticate)`` behind the HTTP edge
+  (``Edge``, as the gateway serves ``POST /mcp``) for the same API Gateway v2 event. The 200 entries
+  are ``Tool.new(...).describe()`` of public tools of the module ``bench`` (what ``toolfront
+  manifest`` writes); ``authenticate`` is a real ``Authenticator`` over a key store that raises if
+  asked anything (an anonymous caller needs no store);
+  ``call_tool`` is a stub answering ``(200, {"data": {"ok": True}, "request_id": "r"})``, so
   ``tools/call`` measures the gateway's own work: JSON-RPC parse, authentication of an anonymous
   caller, routing, and shaping the result.
 
@@ -132,7 +133,7 @@ def _measure(quick: bool, n: dict[str, int], sdk: AsgiClient) -> tuple[list[Row]
         MODERN, {"mcp-method": "tools/call", "mcp-name": f"get_product{CALLED:03d}"}
     )
     handle_request = mlh.handle_request
-    tf_handle = endpoint.handle
+    tf_handle = endpoint
 
     list_specs: list[Spec] = [
         Spec(

@@ -56,21 +56,21 @@ def sanity_check(servers: dict[str, Any]) -> dict[str, Any]:
     assert _result(response["body"])["content"][0]["text"] == SDK_ANSWER, response
     sizes["mlh_call"] = len(response["body"].encode())
 
-    response = endpoint.handle(events["tf_list"])
+    response = endpoint(events["tf_list"])
     tools = _result(response["body"])["tools"]
     assert response["statusCode"] == 200 and len(tools) == N_TOOLS, response["body"][:300]
     assert tools[0]["inputSchema"] == INPUT_SCHEMA and tools[0]["annotations"]["readOnlyHint"] is True
     sizes["toolfront_list"] = len(response["body"].encode())
     for key, event in (("toolfront_call", events["tf_call"]), ("toolfront_call_modern", events["tf_modern"])):
         stub.last = None
-        response = endpoint.handle(event)
+        response = endpoint(event)
         found = _result(response["body"])
         assert response["statusCode"] == 200, response
         assert found["structuredContent"] == {"ok": True} and found["isError"] is False, response
         assert stub.last is not None and stub.last.tool == f"bench.get_product{CALLED:03d}", stub.last
         assert stub.last.arguments == ARGUMENTS, stub.last
         sizes[key] = len(response["body"].encode())
-    assert _result(endpoint.handle(events["tf_modern"])["body"]).get("resultType") == "complete"
+    assert _result(endpoint(events["tf_modern"])["body"]).get("resultType") == "complete"
 
     tools = servers["floor_tools"]
     sizes["floor_list"] = len(list_floor(tools)(events["list"]).encode())

@@ -57,13 +57,16 @@ def manifest_entries() -> list[dict[str, Any]]:
 
 
 def toolfront_endpoint() -> tuple[Any, StubCaller]:
-    from toolfront.adapters.mcp.endpoint import McpEndpoint
+    """``POST /mcp`` as the gateway serves it: the endpoint behind the HTTP edge (event in, event out)."""
+    from toolfront.adapters.http import Edge, Route
+    from toolfront.adapters.mcp.endpoint import McpEndpoint, rpc_refusal
     from toolfront.adapters.mcp.results import ToolCatalog
     from toolfront.auth.authenticator import Authenticator
 
     stub = StubCaller()
     authenticator = Authenticator(NeverCalledStore())  # type: ignore[arg-type]
-    return McpEndpoint(ToolCatalog(manifest_entries()), stub, authenticator.authenticate), stub
+    endpoint = McpEndpoint(ToolCatalog(manifest_entries()), stub, authenticator.authenticate)
+    return Edge({"POST /mcp": Route(endpoint, rpc_refusal)}), stub
 
 
 def _where(func: tuple[str, int, str]) -> str:

@@ -210,9 +210,9 @@ def recording(client: Any) -> Iterator[list[tuple[str, dict[str, Any]]]]:
 
 
 def event_headers(event: dict[str, Any]) -> dict[str, str]:
-    from toolfront.adapters.http import headers_of
+    from toolfront.adapters.http import Request
 
-    return headers_of(event)
+    return dict(Request.of(event).headers)
 
 
 def counts_text(counts: dict[str, int]) -> str:

@@ -143,6 +143,7 @@ def _measure(
     from botocore import xform_name
 
     from toolfront import wiring
+    from toolfront.adapters.http import Request
     from toolfront.adapters.rest import call_of
     from toolfront.aws import clients as aws
     from toolfront.calls.call import CallResult
@@ -157,7 +158,7 @@ def _measure(
     authenticate = wiring.authenticator().authenticate
     headers = event_headers(event)
     source_ip = event["requestContext"]["http"]["sourceIp"]
-    call = call_of(event, TOOL, event["requestContext"]["requestId"])
+    call = call_of(Request.of(event), TOOL)
     result = CallResult(200, data={"product": PRODUCT}, actor=authenticate(headers, source_ip))
 
     # The very requests a warm call makes, with their parameters: each gets a per-request row.

@@ -73,8 +73,21 @@ def build_registry(project: Path) -> Registry:
 
 
 def manifest_text(project: Path) -> str:
-    """The manifest as the layer ships it (stable formatting, so diffs are readable)."""
-    return json.dumps(build_registry(project).manifest(), indent=2, sort_keys=True) + "\n"
+    """The manifest as the layer ships it (stable formatting, so diffs are readable): the tools, and
+    the API's route keys from ``template.yaml`` (the gateway's ``$default`` answers 405 from them)."""
+    manifest = build_registry(project).manifest()
+    manifest["routes"] = api_routes(project)
+    return json.dumps(manifest, indent=2, sort_keys=True) + "\n"
+
+
+def api_routes(project: Path) -> list[str]:
+    """Every route key of the project's HTTP API but ``$default``; none without a template."""
+    from toolfront_dev.template import DEFAULT_ROUTE, load_template
+
+    path = project / "template.yaml"
+    if not path.exists():
+        return []
+    return sorted({r.route_key for r in load_template(path).routes if r.path != DEFAULT_ROUTE})
 
 
 def write_manifest(project: Path) -> Path:

@@ -10,10 +10,9 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from functools import cache
 from typing import Any
-from urllib.parse import parse_qs, urlencode
+from urllib.parse import urlencode
 
 from pages import (
-    PAGE_HEADERS,
     ApprovalView,
     approval_page,
     decided_page,
@@ -25,7 +24,7 @@ from pages import (
 )
 
 from toolfront import wiring
-from toolfront.adapters.http import base_url_of, body_bytes, cookies_of, headers_of, request_id_of
+from toolfront.adapters.http import Edge, Request, Response, Route
 from toolfront.approvals.approvers import (
     SESSION_COOKIE,
     SESSION_SECONDS,
@@ -42,25 +41,17 @@ from toolfront.approvals.workflow import RESUME_TASK
 from toolfront.audit.records import AuditEvent, decided_by
 from toolfront.auth.actors import ActorKind
 from toolfront.aws import dynamodb
-from toolfront.calls.call import TASK_FIELD
-from toolfront.calls.inputs import parse_json
 from toolfront.calls.logs import emit_metric
-from toolfront.calls.redaction import refuse_credentials_in_url
-from toolfront.errors import (
-    ApproverRequiredError,
-    CallRefusedError,
-    ConfigurationError,
-    InvalidJsonError,
-    NotFoundError,
-)
+from toolfront.errors import ApproverRequiredError, ConfigurationError, NotFoundError, ToolfrontError
 from toolfront.settings import ApprovalSettings, current
 from toolfront.tools.manifest import load_manifest
 
-MAX_FORM_BYTES = 16 * 1024  # a code and a decision: anything this large is not the page's form
 RETURN_COOKIE = "tf_approval_return"  # the link to come back to after signing in (it holds the code)
 SIGNED_IN = "signed-in"  # GET /approvals/signed-in: where a sign-in without a link to return to lands
 PROBLEM_TITLES = {
     400: "Choose approve or reject",
+    405: "Not here",
+    415: "Send the page's form",
     403: "This link is not valid",
     404: "No such approval",
     409: "This approval is closed",
@@ -110,61 +101,52 @@ def _view(approval: Approval) -> ApprovalView:
     )
 
 
-def _page(status: int, html: str, request_id: str) -> dict[str, Any]:
-    return {"statusCode": status, "headers": {**PAGE_HEADERS, "x-request-id": request_id}, "body": html}
-
-
-def _problem(error: CallRefusedError, request_id: str) -> dict[str, Any]:
+def problem(request: Request, error: Exception) -> Response:
+    """The approvals routes' form of a refusal: a page saying what went wrong."""
+    assert isinstance(error, ToolfrontError)
+    status = getattr(error, "http_status", 400)
     title = (
         "An approver must decide this"
         if isinstance(error, ApproverRequiredError)
-        else PROBLEM_TITLES.get(error.http_status, "Something went wrong")
+        else PROBLEM_TITLES.get(status, "Something went wrong")
     )
-    return _page(error.http_status, problem_page(error.http_status, title, error.message), request_id)
+    return Response.page(status, problem_page(status, title, error.message))
 
 
-def show(event: dict[str, Any], request_id: str) -> dict[str, Any]:
+def show(request: Request) -> Response:
     """GET: the page for a valid code; changes nothing (link scanners fetch it too)."""
-    query = event.get("queryStringParameters") or {}
-    if (event.get("pathParameters") or {}).get("id") == SIGNED_IN:  # the sign-in's own landing
-        return _page(200, signed_in_page(), request_id)
-    try:
-        refuse_credentials_in_url(query, allowed=frozenset({"code"}))
-        approval = _decisions().check_code(_approval_id(event), query.get("code", ""))
-    except CallRefusedError as refused:
-        return _problem(refused, request_id)
+    if request.path_params.get("id") == SIGNED_IN:  # the sign-in's own landing
+        return Response.page(200, signed_in_page())
+    code = request.query.get("code", "")
+    approval = _decisions().check_code(_approval_id(request), code)
     view = _view(approval)
     if approval.status is ApprovalStatus.PENDING:
         if not approval.expired_at(datetime.now(UTC)):
-            return _page(200, _decision_page(event, approval, view, query["code"]), request_id)
+            return Response.page(200, _decision_page(request, approval, view, code))
         view = replace(view, status=str(ApprovalStatus.EXPIRED))  # the workflow has not closed it yet
-    return _page(200, status_page(view), request_id)
+    return Response.page(200, status_page(view))
 
 
-def decide(event: dict[str, Any], request_id: str) -> dict[str, Any]:
+def decide(request: Request) -> Response:
     """POST: decide once, with the code of the link."""
-    try:
-        form = _form(event)
-        refuse_credentials_in_url(event.get("queryStringParameters") or {}, allowed=frozenset({"code"}))
-        by = decided_by("link", None)
-        if wiring.approver_sign_in() is not None:  # who decides is known only from the approval
-            approval = _decisions().check_code(_approval_id(event), form.get("code", ""))
-            approver = _approver_deciding(event, form, approval)
-            by = decided_by("approver", approver.sub) if approver else by
-        decided = _decisions().decide(
-            _approval_id(event), form.get("code", ""), form.get("decision", ""), by=by
-        )
-    except CallRefusedError as refused:
-        return _problem(refused, request_id)
-    return _page(200, decided_page(_view(decided), form["decision"]), request_id)
+    form = request.form()
+    by = decided_by("link", None)
+    if wiring.approver_sign_in() is not None:  # who decides is known only from the approval
+        approval = _decisions().check_code(_approval_id(request), form.get("code", ""))
+        approver = _approver_deciding(request, form, approval)
+        by = decided_by("approver", approver.sub) if approver else by
+    decided = _decisions().decide(
+        _approval_id(request), form.get("code", ""), form.get("decision", ""), by=by
+    )
+    return Response.page(200, decided_page(_view(decided), form["decision"]))
 
 
-def _decision_page(event: dict[str, Any], approval: Approval, view: ApprovalView, code: str) -> str:
+def _decision_page(request: Request, approval: Approval, view: ApprovalView, code: str) -> str:
     """The buttons, or (ApproverSignIn, no session yet) the way to sign in first."""
     sign_in = _sign_in_for(approval)
     if sign_in is None:
         return approval_page(view, code)
-    session = cookies_of(event).get(SESSION_COOKIE)
+    session = request.cookies.get(SESSION_COOKIE)
     approver = sign_in.approver(session)
     if approver is None or session is None:
         start = urlencode({"approval": approval.approval_id, "code": code})
@@ -181,13 +163,13 @@ def _sign_in_for(approval: Approval) -> ApproverSignIn | None:
     return sign_in if sign_in is not None and admin else None
 
 
-def _approver_deciding(event: dict[str, Any], form: dict[str, str], approval: Approval) -> Approver | None:
+def _approver_deciding(request: Request, form: dict[str, str], approval: Approval) -> Approver | None:
     """The signed-in approver a decision needs (``None`` when none is needed); raises 403 for no
     session, a form without this session's token, no approver permission, or one's own call."""
     sign_in = _sign_in_for(approval)
     if sign_in is None:
         return None
-    session = cookies_of(event).get(SESSION_COOKIE)
+    session = request.cookies.get(SESSION_COOKIE)
     approver = sign_in.approver(session)
     if approver is None or session is None:
         raise ApproverRequiredError("sign in as an approver to decide: open the approval link again")
@@ -198,72 +180,54 @@ def _approver_deciding(event: dict[str, Any], form: dict[str, str], approval: Ap
     return approver
 
 
-def start_sign_in(event: dict[str, Any], request_id: str) -> dict[str, Any]:
+def start_sign_in(request: Request) -> Response:
     """GET /approvals/sign-in?approval=...&code=...: to the managed login, the link kept in a cookie."""
-    query = event.get("queryStringParameters") or {}
     sign_in = wiring.approver_sign_in()
-    try:
-        refuse_credentials_in_url(query, allowed=frozenset({"code"}))
-        approval_id = _known_approval_id(str(query.get("approval", "")))
-        approval = _decisions().check_code(approval_id, query.get("code", ""))
-        if sign_in is None:
-            raise ApproverRequiredError("approvers do not sign in here: the link alone decides")
-    except CallRefusedError as refused:
-        return _problem(refused, request_id)
-    base = _base_url(event)
-    back = f"/approvals/{approval.approval_id}?{urlencode({'code': query['code']})}"
+    code = request.query.get("code", "")
+    approval = _decisions().check_code(_known_approval_id(request.query.get("approval", "")), code)
+    if sign_in is None:
+        raise ApproverRequiredError("approvers do not sign in here: the link alone decides")
+    base = _base_url(request)
+    back = f"/approvals/{approval.approval_id}?{urlencode({'code': code})}"
     target, browser = sign_in.start(back, base)
     cookies = [
         _cookie(RETURN_COOKIE, back, base, max_age=SIGN_IN_SECONDS),
         _cookie(SIGN_IN_COOKIE, browser, base, max_age=SIGN_IN_SECONDS),
     ]
-    return _redirect(target, request_id, cookies)
+    return Response.redirect(target, cookies)
 
 
-def finish_sign_in(event: dict[str, Any], request_id: str) -> dict[str, Any]:
+def finish_sign_in(request: Request) -> Response:
     """GET /approvals/callback?code=...&state=...: the session begins; back to the approval."""
-    query = event.get("queryStringParameters") or {}
     sign_in = wiring.approver_sign_in()
-    cookies = cookies_of(event)
-    try:
-        refuse_credentials_in_url(query, allowed=frozenset({"code"}))
-        if sign_in is None:
-            raise ApproverRequiredError("approvers do not sign in here")
-        browser = cookies.get(SIGN_IN_COOKIE, "")  # login CSRF: only the browser that started it
-        token, _ = sign_in.finish(query.get("code", ""), query.get("state", ""), browser, _base_url(event))
-    except CallRefusedError as refused:
-        return _problem(refused, request_id)
-    back = cookies.get(RETURN_COOKIE, "")
+    if sign_in is None:
+        raise ApproverRequiredError("approvers do not sign in here")
+    browser = request.cookies.get(SIGN_IN_COOKIE, "")  # login CSRF: only the browser that started it
+    base = _base_url(request)
+    token, _ = sign_in.finish(request.query.get("code", ""), request.query.get("state", ""), browser, base)
+    back = request.cookies.get(RETURN_COOKIE, "")
     if not back.startswith("/approvals/apr_"):  # only an approval page of this site
         back = f"/approvals/{SIGNED_IN}"
-    base = _base_url(event)
     answer = [
         _cookie(SESSION_COOKIE, token, base, max_age=SESSION_SECONDS),
         _cookie(RETURN_COOKIE, "", base, max_age=0),
         _cookie(SIGN_IN_COOKIE, "", base, max_age=0),
     ]
-    return _redirect(back, request_id, answer)
+    return Response.redirect(back, answer)
 
 
-def sign_out(event: dict[str, Any], request_id: str) -> dict[str, Any]:
+def sign_out(request: Request) -> Response:
     """GET /approvals/sign-out: the session ends (its item deleted) and its cookie is cleared."""
-    try:
-        refuse_credentials_in_url(event.get("queryStringParameters") or {})
-    except CallRefusedError as refused:
-        return _problem(refused, request_id)
-    session = cookies_of(event).get(SESSION_COOKIE)
+    session = request.cookies.get(SESSION_COOKIE)
     sign_in = wiring.approver_sign_in()
     if sign_in is not None and session:
         sign_in.end(session)
-    base = _base_url(event)
-    page = _page(200, signed_out_page(), request_id)
-    page["cookies"] = [_cookie(SESSION_COOKIE, "", base, max_age=0)]
-    return page
+    return Response.page(200, signed_out_page(), [_cookie(SESSION_COOKIE, "", _base_url(request), max_age=0)])
 
 
-def _base_url(event: dict[str, Any]) -> str:
+def _base_url(request: Request) -> str:
     settings = current()
-    return base_url_of(event, settings.public_url, settings.region)
+    return request.base_url(settings.public_url, settings.region)
 
 
 def _cookie(name: str, value: str, base_url: str, *, max_age: int) -> str:
@@ -273,12 +237,7 @@ def _cookie(name: str, value: str, base_url: str, *, max_age: int) -> str:
     return f"{name}={value}; Path=/approvals; HttpOnly; SameSite=Lax; Max-Age={max_age}{secure}"
 
 
-def _redirect(location: str, request_id: str, cookies: list[str]) -> dict[str, Any]:
-    headers = {**PAGE_HEADERS, "location": location, "x-request-id": request_id}
-    return {"statusCode": 302, "headers": headers, "cookies": cookies, "body": ""}
-
-
-def park(event: dict[str, Any]) -> dict[str, Any]:
+def park(event: dict[str, Any], context: Any = None) -> dict[str, Any]:
     """Workflow task: keep the task token, mark the approval waiting, then send approvers the link.
 
     The token is kept first: a decision or cancellation from then on finds it (``resume``); one
@@ -316,7 +275,7 @@ def close(event: dict[str, Any], status: ApprovalStatus) -> dict[str, Any]:
     return {"closed": True}
 
 
-def resume(event: dict[str, Any]) -> dict[str, Any]:
+def resume(event: dict[str, Any], context: Any = None) -> dict[str, Any]:
     """Task of the other functions (``WorkflowHandover``): resume an approval's workflow with what its
     record says now (approved, rejected, cancelled), whoever asks; anything else sends nothing."""
     approval = _store().get(str(event.get("approval_id", "")))
@@ -325,35 +284,12 @@ def resume(event: dict[str, Any]) -> dict[str, Any]:
     return {"resumed": approval is not None}
 
 
-TASKS = {
-    "park": park,
-    RESUME_TASK: resume,
-    "expire": lambda event: close(event, ApprovalStatus.EXPIRED),
-    "fail": lambda event: close(event, ApprovalStatus.FAILED),
-}
-ROUTES = {
-    "GET /approvals/{id}": show,
-    "POST /approvals/{id}": decide,
-    "GET /approvals/sign-in": start_sign_in,
-    "GET /approvals/callback": finish_sign_in,
-    "GET /approvals/sign-out": sign_out,
-}
+def _not_found(request: Request) -> Response:
+    raise NotFoundError("there is nothing here")
 
 
-def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    """Workflow tasks (``toolfront_task``) and the HTTP API routes of the confirmation page."""
-    task = event.get(TASK_FIELD)
-    if task is not None:
-        return TASKS[str(task)](event)
-    request_id = request_id_of(event)
-    route = ROUTES.get(str(event.get("routeKey", "")))
-    if route is None:
-        return _page(404, problem_page(404, "Not found", "There is nothing here."), request_id)
-    return route(event, request_id)
-
-
-def _approval_id(event: dict[str, Any]) -> str:
-    return _known_approval_id(str((event.get("pathParameters") or {}).get("id", "")))
+def _approval_id(request: Request) -> str:
+    return _known_approval_id(request.path_params.get("id", ""))
 
 
 def _known_approval_id(approval_id: str) -> str:
@@ -363,15 +299,20 @@ def _known_approval_id(approval_id: str) -> str:
     return approval_id
 
 
-def _form(event: dict[str, Any]) -> dict[str, str]:
-    """The decision form's fields; raises ``InvalidJsonError`` (400) for a body that is no form."""
-    raw = body_bytes(event) or b""
-    if len(raw) > MAX_FORM_BYTES:
-        raise InvalidJsonError(f"the form is over {MAX_FORM_BYTES} bytes")
-    if "application/json" in headers_of(event).get("content-type", ""):
-        parsed = parse_json(raw, what="the form")
-        if not isinstance(parsed, dict):
-            raise InvalidJsonError("the form must be a JSON object of fields")
-        return {k: v for k, v in parsed.items() if isinstance(v, str)}
-    # Percent-decoding with "replace": a malformed byte becomes U+FFFD, never a lone surrogate.
-    return {k: v[0] for k, v in parse_qs(raw.decode("utf-8", "replace")).items()}
+lambda_handler = Edge(
+    {  # ``code`` in the query: the link's (or the managed login's) one-time code, by design
+        "GET /approvals/{id}": Route(show, problem, code_in_query=True),
+        "POST /approvals/{id}": Route(decide, problem, code_in_query=True),
+        "GET /approvals/sign-in": Route(start_sign_in, problem, code_in_query=True),
+        "GET /approvals/callback": Route(finish_sign_in, problem, code_in_query=True),
+        "GET /approvals/sign-out": Route(sign_out, problem),
+    },
+    tasks={
+        "park": park,
+        RESUME_TASK: resume,
+        "expire": lambda event, context: close(event, ApprovalStatus.EXPIRED),
+        "fail": lambda event, context: close(event, ApprovalStatus.FAILED),
+    },
+    fallback=Route(_not_found, problem),
+)
+"""Workflow tasks (``toolfront_task``) and the HTTP API routes of the confirmation page."""

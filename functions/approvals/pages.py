@@ -12,18 +12,9 @@ from html import escape
 from urllib.parse import quote
 
 # Also sent in a <meta>: a second line of defence should escaping ever be missed (no script may run).
+# The page headers are the edge's one set (toolfront.adapters.http.PAGE_HEADERS); frame-ancestors
+# works only there, as a header.
 _CSP = "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'"
-
-# Headers for every page (lower-case, as the HTTP API passes them). frame-ancestors works only as a
-# header, not in a <meta>: it stops the Approve button being clickjacked inside someone else's frame.
-PAGE_HEADERS: dict[str, str] = {
-    "content-type": "text/html; charset=utf-8",
-    "cache-control": "no-store",
-    "referrer-policy": "no-referrer",
-    "x-content-type-options": "nosniff",
-    "x-frame-options": "DENY",
-    "content-security-policy": _CSP + "; frame-ancestors 'none'",
-}
 
 REASONS: dict[str, str] = {
     "danger": "This tool always needs a person's confirmation.",

@@ -5,94 +5,76 @@ call pipeline as every family)."""
 from __future__ import annotations
 
 from functools import cache
-from typing import Any
 
-from toolfront.adapters.http import (
-    base_url_of,
-    credential_in_url_answer,
-    error_response,
-    headers_of,
-    json_response,
-    request_id_of,
-    source_ip_of,
-)
-from toolfront.adapters.mcp.endpoint import McpEndpoint
+from toolfront.adapters.http import Edge, Request, Response, Route, envelope, plain_page
+from toolfront.adapters.mcp.endpoint import McpEndpoint, rpc_refusal
 from toolfront.adapters.mcp.results import ToolCatalog
 from toolfront.adapters.mcp.router import ToolRouter
-from toolfront.adapters.rest import result_response
+from toolfront.adapters.rest import result_answer
 from toolfront.auth.access import callable_tools
 from toolfront.calls.call import Call, Entry
-from toolfront.errors import CallRefusedError, NotFoundError, UnknownToolError
+from toolfront.errors import NotFoundError, ToolfrontError, UnknownToolError
 from toolfront.oauth.metadata import families_of
 from toolfront.settings import current
+from toolfront.tools.manifest import load_manifest
 from toolfront.tools.system import all_tools
 from toolfront.wiring import authenticator, core_tools, family_handler, sign_in_of
 
 system = family_handler("core", core_tools, core=True)
 
 
-def _base_url(event: dict[str, Any]) -> str:
+def _base_url(request: Request) -> str:
     settings = current()
-    return base_url_of(event, settings.public_url, settings.region)
+    return request.base_url(settings.public_url, settings.region)
 
 
-def health(event: dict[str, Any], request_id: str) -> dict[str, Any]:
-    return json_response(200, {"data": {"status": "ok"}, "request_id": request_id}, request_id)
+def health(request: Request) -> Response:
+    return Response.json(200, {"data": {"status": "ok"}, "request_id": request.request_id})
 
 
-def list_tools(event: dict[str, Any], request_id: str) -> dict[str, Any]:
+def list_tools(request: Request) -> Response:
     """``GET /v1/tools``: public tools for anyone; admin tools whose scope and permission the caller holds.
 
     Not a run of ``system.list_tools`` through the pipeline, on purpose: listing tools costs nothing
     (like MCP ``tools/list``), so it spends no rate-limit units and is not a tool call in the log.
     It lists with the very rule that tool uses (``callable_tools``).
     """
-    try:
-        actor = authenticator().authenticate(headers_of(event), source_ip_of(event))
-    except CallRefusedError as exc:
-        return error_response(exc, request_id)
+    actor = authenticator().authenticate(request.headers, request.source_ip)
     tools = callable_tools(all_tools(), actor)
-    return json_response(200, {"data": {"tools": tools}, "request_id": request_id}, request_id)
+    return Response.json(200, {"data": {"tools": tools}, "request_id": request.request_id})
 
 
-def get_approval(event: dict[str, Any], request_id: str) -> dict[str, Any]:
+def get_approval(request: Request) -> Response:
     """``GET /v1/approvals/{id}``: a held call's approval for its requester, as ``system.get_approval``
     answers it (the same tool, run through the pipeline: one rule, a rate limit and a log line)."""
-    headers = headers_of(event)
     call = Call(
         tool_name="system.get_approval",
-        request_id=request_id,
-        headers=headers,
-        query=event.get("queryStringParameters") or {},
-        arguments={"approval_id": str((event.get("pathParameters") or {}).get("id", ""))},
-        source_ip=source_ip_of(event),
+        request_id=request.request_id,
+        headers=request.headers,
+        query=request.query,
+        arguments={"approval_id": request.path_params.get("id", "")},
+        source_ip=request.source_ip,
         entry=Entry.REST,
-        base_url=_base_url(event),
+        base_url=_base_url(request),
     )
-    return result_response(system.run(call), request_id)
+    return result_answer(system.run(call), request.request_id)
 
 
-def openapi(event: dict[str, Any], request_id: str) -> dict[str, Any]:
+def openapi(request: Request) -> Response:
     """``GET /v1/openapi.json``: the OpenAPI 3.1 document of every tool."""
     from toolfront.adapters.openapi.document import (
         openapi_document,  # deferred: only these two routes need it
     )
 
-    document = openapi_document(all_tools(), server_url=_base_url(event) or None)
-    return json_response(200, document, request_id)
+    return Response.json(200, openapi_document(all_tools(), server_url=_base_url(request) or None))
 
 
-def docs(event: dict[str, Any], request_id: str) -> dict[str, Any]:
+def docs(request: Request) -> Response:
     """``GET /v1/docs``: the API for people, one self-contained page."""
     from toolfront.adapters.openapi.document import openapi_document
     from toolfront.adapters.openapi.page import docs_page
 
-    page = docs_page(openapi_document(all_tools(), server_url=_base_url(event) or None))
-    return {
-        "statusCode": 200,
-        "headers": {"content-type": "text/html; charset=utf-8", "x-request-id": request_id},
-        "body": page,
-    }
+    return Response.page(200, docs_page(openapi_document(all_tools(), server_url=_base_url(request) or None)))
 
 
 @cache
@@ -112,59 +94,72 @@ def mcp_endpoint() -> McpEndpoint:
     )
 
 
+def mcp(request: Request) -> Response:
+    """``POST /mcp``: MCP for every tool (``GET``/``DELETE`` answer 405: no SSE stream, no session)."""
+    return mcp_endpoint()(request)
+
+
+def unknown_mcp_server(request: Request) -> Response:
+    """``POST /mcp/{family}`` that no family's own route took."""
+    family = request.path_params.get("family", "")
+    raise NotFoundError(f"no tool family is called {family!r}", details={"family": family})
+
+
+def unknown_namespace(request: Request) -> Response:
+    """``POST /v1/tools/{namespace}/{verb_noun}`` that no family's own route took."""
+    namespace = request.path_params.get("namespace", "")
+    raise UnknownToolError(f"no tool family is called {namespace!r}", details={"namespace": namespace})
+
+
+def _nothing_here() -> Response:
+    raise NotFoundError("there is nothing at this address")
+
+
 @cache
 def families() -> frozenset[str]:
     """The families with an MCP endpoint of their own (every module of the manifest)."""
     return families_of(all_tools())
 
 
-def mcp(event: dict[str, Any], request_id: str) -> dict[str, Any]:
-    """``POST /mcp`` (``GET``/``DELETE`` answer 405): MCP for every tool."""
-    return mcp_endpoint().handle(event)
+def api_routes() -> list[str]:
+    """Every route of the API (template.yaml's, kept in the manifest): a wrong method on any is a
+    405 here, since API Gateway hands it to ``$default``."""
+    return list(load_manifest().get("routes", ()))
 
 
-UNKNOWN_NAMESPACE = "POST /v1/tools/{namespace}/{verb_noun}"
-UNKNOWN_MCP_SERVER = "POST /mcp/{family}"
-# A family's MCP endpoint has no SSE stream to GET and no session to DELETE either: 405, as /mcp.
-MCP_SERVER_STREAMS = frozenset({"GET /mcp/{family}", "DELETE /mcp/{family}"})
-ROUTES = {
-    "POST /mcp": mcp,
-    "GET /mcp": mcp,
-    "DELETE /mcp": mcp,
-    "GET /health": health,
-    "GET /v1/tools": list_tools,
-    "GET /v1/approvals/{id}": get_approval,
-    "GET /v1/openapi.json": openapi,
-    "GET /v1/docs": docs,
-}
-
-
-def lambda_handler(event: dict[str, Any], context: Any) -> Any:
-    """API Gateway HTTP API (payload v2) entry point.
-
-    The gateway takes no workflow task: core's tools are never held (so the workflow never runs
-    one here), and MCP runs them in this process rather than through a task event.
-    """
-    route_key = str(event.get("routeKey", ""))
-    if route_key == "POST /v1/tools/system/{verb_noun}":
-        return system(event, context)  # the pipeline refuses credentials in the URL itself
-    request_id = request_id_of(event)
-    refused = credential_in_url_answer(event, request_id)
-    if refused is not None:
-        return refused
-    if route_key == UNKNOWN_MCP_SERVER or route_key in MCP_SERVER_STREAMS:
-        family = str((event.get("pathParameters") or {}).get("family", ""))
-        if route_key in MCP_SERVER_STREAMS and family in families():
-            return {"statusCode": 405, "headers": {"allow": "POST", "x-request-id": request_id}, "body": ""}
-        missing = NotFoundError(f"no tool family is called {family!r}", details={"family": family})
-        return error_response(missing, request_id)
-    if route_key == UNKNOWN_NAMESPACE:
-        namespace = str((event.get("pathParameters") or {}).get("namespace", ""))
-        refusal: CallRefusedError = UnknownToolError(
-            f"no tool family is called {namespace!r}", details={"namespace": namespace}
+def form_of_path(request: Request, error: Exception) -> Response:
+    """``$default``'s refusal in the form of the routes at its address (a 405 on an approval page is a
+    page, on an OAuth endpoint an OAuth error, on an MCP endpoint JSON-RPC); the envelope elsewhere."""
+    path = request.path
+    if path == "/mcp" or path.startswith("/mcp/"):
+        return rpc_refusal(request, error)
+    if path.startswith("/approvals/") or path == "/oauth/authorize":
+        assert isinstance(error, ToolfrontError)
+        return plain_page(
+            getattr(error, "http_status", 400), "This address cannot answer that", error.message
         )
-        return error_response(refusal, request_id)
-    route = ROUTES.get(route_key)
-    if route is None:  # $default: every route the API does not have
-        return error_response(NotFoundError("there is nothing at this address"), request_id)
-    return route(event, request_id)
+    if path.startswith(("/oauth/", "/.well-known/")):
+        from toolfront.oauth.facade import oauth_json  # only these addresses' refusals need it
+
+        return oauth_json(request, error)
+    return envelope(request, error)
+
+
+lambda_handler = Edge(
+    {
+        "POST /mcp": Route(mcp, rpc_refusal),
+        "POST /mcp/{family}": Route(unknown_mcp_server, rpc_refusal),
+        "GET /health": health,
+        "GET /v1/tools": list_tools,
+        "GET /v1/approvals/{id}": get_approval,
+        "GET /v1/openapi.json": openapi,
+        "GET /v1/docs": docs,
+        "POST /v1/tools/{namespace}/{verb_noun}": unknown_namespace,
+        "POST /v1/tools/system/{verb_noun}": system.rest,
+    },
+    elsewhere=api_routes,
+    fallback=Route(lambda request: _nothing_here(), form_of_path),
+)
+"""API Gateway HTTP API (payload v2) entry point. The gateway takes no workflow task: core's tools
+are never held (so the workflow never runs one here), and MCP runs them in this process rather than
+through a task event."""

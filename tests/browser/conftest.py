@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from tests.conftest import approval_pages
+from toolfront.adapters.http import PAGE_HEADERS
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page, ViewportSize
@@ -99,7 +100,7 @@ def make_handler(site: ApprovalSite) -> type[BaseHTTPRequestHandler]:
         def reply(self, status: int, html: str) -> None:
             body = html.encode()
             self.send_response(status)
-            for name, value in pages.PAGE_HEADERS.items():
+            for name, value in PAGE_HEADERS.items():
                 self.send_header(name, value)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()

@@ -49,8 +49,9 @@ def test_api_unknown_path_answers_404_not_found_in_the_envelope(stack: LocalStac
     assert json.loads(reply.body)["error"]["code"] == "not_found"  # the template's $default route
 
 
-def test_api_wrong_method_on_known_path_answers_404(stack: LocalStack, fetch: Fetch) -> None:
-    assert fetch(f"{stack.api_url}/health", method="POST", body=b"{}").status == 404
+def test_api_wrong_method_on_known_path_answers_405_with_allow(stack: LocalStack, fetch: Fetch) -> None:
+    reply = fetch(f"{stack.api_url}/health", method="POST", body=b"{}")
+    assert (reply.status, reply.headers.get("allow")) == (405, "GET")
 
 
 def test_catalogue_route_reaches_catalogue_handler(stack: LocalStack, fetch: Fetch) -> None:

@@ -78,10 +78,28 @@ def test_an_unknown_namespace_is_404_unknown_tool_in_the_envelope(api: Api) -> N
     assert reply.headers["x-request-id"]
 
 
-@pytest.mark.parametrize(("method", "path"), [("GET", "/no/such/route"), ("POST", "/health"), ("PUT", "/v1")])
+@pytest.mark.parametrize(("method", "path"), [("GET", "/no/such/route"), ("PUT", "/v1")])
 def test_any_other_unknown_route_is_404_not_found_in_the_envelope(api: Api, method: str, path: str) -> None:
     reply = api.request(method, path)
     assert reply.status == 404 and reply.json()["error"]["code"] == "not_found"
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "allow"),
+    [
+        ("POST", "/health", "GET"),
+        ("PUT", "/approvals/sign-out", "GET, POST"),  # POST /approvals/{id} takes it too
+        ("DELETE", "/v1/tools/catalogue/create_product", "POST"),
+        ("GET", "/oauth/register", "POST"),
+        ("PATCH", "/approvals/apr_000000000000000000000000", "GET, POST"),
+    ],
+)
+def test_a_method_an_address_does_not_serve_is_405_with_allow(
+    api: Api, method: str, path: str, allow: str
+) -> None:
+    reply = api.request(method, path)
+    assert (reply.status, reply.headers.get("allow")) == (405, allow)
+    assert reply.json()["error"]["code"] == "method_not_allowed"
 
 
 @pytest.mark.parametrize("name", ["token", "apikey", "api-key", "client_secret", "access_token"])
@@ -95,19 +113,26 @@ def test_credentials_in_the_url_are_refused_on_every_route(api: Api, path: str, 
 def test_credentials_in_the_url_are_refused_on_mcp(api: Api) -> None:
     body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}).encode()
     reply = api.request("POST", "/mcp?apikey=tfk_x", body=body, headers={"Content-Type": "application/json"})
-    assert reply.status == 400 and reply.json()["error"]["code"] == "credential_in_url"
+    error = reply.json()["error"]  # JSON-RPC, as an MCP client reads it; the refusal in its data
+    assert reply.status == 400 and error["data"]["code"] == "credential_in_url"
 
 
 @pytest.mark.parametrize(
-    "body",
-    ['{"code": "\\ud800", "decision": "approve"}', "[" * 5000 + "]" * 5000, '{"code": NaN}'],
-    ids=["a lone surrogate", "nesting of 5000", "NaN"],
+    ("body", "content_type", "status"),
+    [
+        ('{"code": "\\ud800", "decision": "approve"}', "application/json", 415),
+        ("[" * 5000 + "]" * 5000, "application/json", 415),
+        ("code=a&decision=approve&decision=reject", "application/x-www-form-urlencoded", 400),
+        ("code=" + "a" * 20_000, "application/x-www-form-urlencoded", 400),
+    ],
+    ids=["json with a lone surrogate", "json nesting of 5000", "a repeated field", "over 16 KiB"],
 )
-def test_a_malformed_approval_form_is_a_400_page(api: Api, body: str) -> None:
+def test_a_malformed_approval_form_is_a_4xx_page(api: Api, body: str, content_type: str, status: int) -> None:
     reply = api.request(
-        "POST", "/approvals/apr_x", body=body.encode(), headers={"Content-Type": "application/json"}
+        "POST", "/approvals/apr_x", body=body.encode(), headers={"Content-Type": content_type}
     )
-    assert reply.status == 400 and reply.headers["content-type"].startswith("text/html")
+    assert reply.status == status and reply.headers["content-type"].startswith("text/html")
+    assert reply.headers["x-content-type-options"] == "nosniff"
 
 
 def test_a_right_code_from_another_session_reads_like_a_wrong_code(api: Api, stack: LocalStack) -> None:

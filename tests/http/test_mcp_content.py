@@ -25,7 +25,8 @@ from werkzeug.wrappers import Request, Response
 
 from tests.helpers import family, free_port
 from toolfront import Registry, Tool, ToolResult, results
-from toolfront.adapters.mcp.endpoint import McpEndpoint
+from toolfront.adapters.http import Edge, Route
+from toolfront.adapters.mcp.endpoint import McpEndpoint, rpc_refusal
 from toolfront.adapters.mcp.results import ToolCatalog
 from toolfront.adapters.mcp.router import LocalRouter
 from toolfront.admission.admission import Admission
@@ -181,9 +182,12 @@ def media_url(stack: LocalStack) -> Iterator[str]:
         lambda h, ip: actor,
     )
 
+    edge = Edge({"POST /mcp": Route(endpoint, rpc_refusal)})
+
     def app(environ: dict[str, Any], start_response: Any) -> Any:
         request = Request(environ)
         event = {
+            "routeKey": "POST /mcp",
             "headers": dict(request.headers),
             "body": request.get_data(as_text=True),
             "requestContext": {
@@ -191,7 +195,7 @@ def media_url(stack: LocalStack) -> Iterator[str]:
                 "requestId": uuid.uuid4().hex,
             },
         }
-        answer = endpoint.handle(event)
+        answer = edge(event)
         return Response(answer["body"], status=answer["statusCode"], headers=answer["headers"])(
             environ, start_response
         )

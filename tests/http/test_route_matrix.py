@@ -1,4 +1,5 @@
-"""Every route of template.yaml against what outside testing sends: never a 5xx, always a request id.
+"""Every route of template.yaml against what outside testing sends: never a 5xx, always a request id,
+the refusal in the route's own form (the REST envelope, JSON-RPC, an OAuth error, an HTML page).
 
 The table is generated from the template the stack serves, so a route added tomorrow is covered the
 day it is added, without a line of test code (docs/contract.md: no 5xx from input on any route).
@@ -76,16 +77,47 @@ MATRIX = [(route, case) for route in routes() for case in CASES] + [
 ]
 
 
+def form_of(route: Route) -> str:
+    """The form a route answers refusals in, by its address (so a new route needs no line here)."""
+    if route.path == "/mcp" or route.path.startswith("/mcp/"):
+        return "json-rpc"
+    if route.path.startswith("/approvals/") or route.path == "/oauth/authorize":
+        return "page"
+    if route.path.startswith(("/oauth/", "/.well-known/")):
+        return "oauth"
+    return "envelope"
+
+
+def assert_in_form(reply: Reply, form: str) -> None:
+    content_type = reply.headers.get("content-type", "")
+    assert reply.headers.get("x-content-type-options") == "nosniff", reply.headers  # JSON and pages alike
+    if form == "page":
+        assert content_type.startswith("text/html"), (content_type, reply.body[:200])
+        assert "frame-ancestors 'none'" in reply.headers["content-security-policy"]
+        return
+    assert content_type.startswith("application/json"), (content_type, reply.body[:200])
+    body = reply.json()
+    if form == "json-rpc":
+        assert body["jsonrpc"] == "2.0" and isinstance(body["error"]["code"], int), body
+    elif form == "oauth":
+        assert isinstance(body["error"], str) and body["error_description"], body
+    else:
+        assert isinstance(body["error"]["code"], str) and body["request_id"], body
+
+
 @pytest.mark.parametrize(
     ("route", "case"), MATRIX, ids=[f"{route.route_key} x {case}" for route, case in MATRIX]
 )
-def test_every_route_answers_hostile_input_with_a_4xx_and_a_request_id(
+def test_every_route_answers_hostile_input_with_a_4xx_in_its_form_and_a_request_id(
     api: Api, route: Route, case: str
 ) -> None:
     reply = {**CASES, **BODY_CASES}[case](api, route)
     assert 400 <= reply.status < 500, (reply.status, reply.body[:300])
     assert reply.headers.get("x-request-id"), reply.headers
     assert b"notarealsecret" not in reply.body  # a credential is never echoed
+    assert_in_form(reply, form_of(route))
+    if case == "a wrong method":  # 405, and Allow names the route's own method
+        assert reply.status == 405 and route.method in reply.headers["allow"].split(", "), reply.headers
 
 
 def test_the_matrix_covers_every_function_of_the_template() -> None:

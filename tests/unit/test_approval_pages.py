@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import approval_pages
+from toolfront.adapters.http import PAGE_HEADERS
 
 ROOT = Path(__file__).resolve().parents[2]
 EVIL = '<script>alert("x")</script>'
@@ -282,7 +283,7 @@ def test_problem_page_markup_comes_out_escaped() -> None:
 
 
 def test_page_headers_forbid_framing_caching_and_scripts() -> None:
-    headers = pages.PAGE_HEADERS
+    headers = PAGE_HEADERS
     assert headers["content-type"] == "text/html; charset=utf-8"
     assert headers["cache-control"] == "no-store"
     assert headers["referrer-policy"] == "no-referrer"

@@ -139,13 +139,27 @@ def set_cookies(response: dict[str, Any]) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-32"])
-def test_approval_form_in_utf16_or_utf32_with_a_lone_surrogate_is_a_400_page(
+def test_approval_form_in_utf16_or_utf32_with_a_lone_surrogate_is_a_4xx_page(
     approvals: Handler, held: str, encoding: str
 ) -> None:
-    body = '{"code": "\ud800", "decision": "approve"}'.encode(encoding, "surrogatepass")
-    event = event_for("POST /approvals/{id}", path={"id": held}, body=body, content_type="application/json")
+    decision = "code=\ud800&decision=approve".encode(encoding, "surrogatepass")
+    for body, content_type in (
+        (decision, "application/x-www-form-urlencoded"),
+        (decision, "application/json"),
+    ):
+        event = event_for("POST /approvals/{id}", path={"id": held}, body=body, content_type=content_type)
+        response = approvals(event, None)
+        assert 400 <= response["statusCode"] < 500, response["body"]  # garbled fields; not a form
+        assert response["headers"]["content-type"].startswith("text/html")
+
+
+def test_a_repeated_field_of_the_approval_form_is_a_400_page(approvals: Handler, held: str) -> None:
+    body = f"code={CODE}&decision=reject&decision=approve".encode()
+    event = event_for(
+        "POST /approvals/{id}", path={"id": held}, body=body, content_type="application/x-www-form-urlencoded"
+    )
     response = approvals(event, None)
-    assert response["statusCode"] == 400, response["body"]
+    assert response["statusCode"] == 400 and "repeated" in response["body"]
     assert response["headers"]["content-type"].startswith("text/html")
 
 

@@ -58,20 +58,23 @@ def test_an_mcp_endpoint_of_no_family_is_404(aws: None) -> None:
     event["routeKey"] = "POST /mcp/{family}"
     event["pathParameters"] = {"family": "nosuchfamily"}
     response = gateway(event, None)
-    assert response["statusCode"] == 404 and json.loads(response["body"])["error"]["code"] == "not_found"
+    error = json.loads(response["body"])["error"]  # JSON-RPC: an MCP route answers in its own form
+    assert response["statusCode"] == 404 and error["data"]["code"] == "not_found"
 
 
 @pytest.mark.parametrize("method", ["GET", "DELETE"])
-def test_a_family_endpoint_has_no_stream_or_session_to_open(aws: None, method: str) -> None:
-    # what SSE-first clients (mcp-remote) try after POST: 405 says "no stream here", 404 "no server"
+@pytest.mark.parametrize("family", ["catalogue", "nosuchfamily"])
+def test_a_family_endpoint_has_no_stream_or_session_to_open(aws: None, method: str, family: str) -> None:
+    # What SSE-first clients (mcp-remote) try after POST: API Gateway has no such route and hands it to
+    # $default, whose 405 (Allow: POST) says "no stream here", in JSON-RPC, as an MCP route answers.
     gateway: Handler = load_family("gateway").lambda_handler
     event = load_event("mcp_tools_call")
-    event["routeKey"] = f"{method} /mcp/{{family}}"
-    event["pathParameters"] = {"family": "catalogue"}
+    event["routeKey"] = event["requestContext"]["routeKey"] = "$default"
+    event["requestContext"]["http"]["method"] = method
+    event["rawPath"] = f"/mcp/{family}"
     response = gateway(event, None)
     assert (response["statusCode"], response["headers"]["allow"]) == (405, "POST")
-    event["pathParameters"] = {"family": "nosuchfamily"}
-    assert gateway(event, None)["statusCode"] == 404
+    assert json.loads(response["body"])["error"]["data"]["code"] == "method_not_allowed"
 
 
 @pytest.mark.parametrize("name", ["api_key", "token", "apikey", "client_secret"])
@@ -86,5 +89,5 @@ def test_a_credential_in_the_url_of_a_family_endpoint_is_refused_as_on_mcp(
     event["queryStringParameters"] = {name: EVENT_ADMIN_KEY}
     answer = catalogue(event, None)
     assert answer["statusCode"] == 400
-    assert json.loads(answer["body"])["error"]["code"] == "credential_in_url"
+    assert json.loads(answer["body"])["error"]["data"]["code"] == "credential_in_url"
     assert EVENT_ADMIN_KEY not in answer["body"]

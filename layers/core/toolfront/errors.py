@@ -10,6 +10,7 @@ ToolfrontError
 └── CallRefusedError                 the call pipeline refuses a call
     ├── CredentialInUrlError         400 credential_in_url
     ├── InvalidJsonError             400 invalid_json
+    ├── InvalidFormError             400 invalid_form (an HTML form's body: not a form, a field repeated)
     ├── InvalidDecisionError         400 invalid_decision
     ├── UnauthenticatedError         401 unauthenticated
     ├── MissingScopeError            403 missing_scope
@@ -18,6 +19,7 @@ ToolfrontError
     ├── ApproverRequiredError        403 approver_required (a signed-in approver, not the requester)
     ├── UnknownToolError             404 unknown_tool
     ├── NotFoundError                404 not_found (an approval: unknown or another requester's)
+    ├── MethodNotAllowedError        405 method_not_allowed (Allow)
     ├── IdempotencyInProgressError   409 idempotency_in_progress (Retry-After)
     ├── IdempotencyOutcomeUnknownError 409 idempotency_outcome_unknown (ran, but no answer was kept)
     ├── ApprovalClosedError          409 approval_closed (decided, cancelled or expired)
@@ -124,6 +126,16 @@ class CredentialInUrlError(CallRefusedError):
 
 class InvalidJsonError(CallRefusedError):
     code, http_status = "invalid_json", 400
+
+
+class InvalidFormError(CallRefusedError):
+    code, http_status = "invalid_form", 400
+
+
+class MethodNotAllowedError(CallRefusedError):
+    """405: the address exists, not for this method (``Allow`` names the ones it has)."""
+
+    code, http_status = "method_not_allowed", 405
 
 
 class InvalidDecisionError(CallRefusedError):

@@ -13,7 +13,7 @@ from functools import cache
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
-from toolfront.calls.call import CALL_TASK, EXECUTE_TASK, TASK_FIELD
+from toolfront.calls.call import CALL_TASK, EXECUTE_TASK
 from toolfront.errors import ConfigurationError
 from toolfront.settings import Settings, current
 
@@ -21,7 +21,7 @@ from toolfront.settings import Settings, current
 # parts its paths use (the OAuth and approvals functions no call pipeline and no tool registry, a
 # family no approver sign-in, no function the approved-call runner until the workflow asks it to).
 if TYPE_CHECKING:
-    from toolfront.adapters.http import Event, Response
+    from toolfront.adapters.http import Event, Request, Response
     from toolfront.adapters.mcp.endpoint import McpEndpoint, SignIn
     from toolfront.admission.admission import Admission
     from toolfront.admission.keyed import KeyGate
@@ -209,7 +209,6 @@ def pipeline_for(registry: Registry) -> CallPipeline:
 @cache
 def sign_in_facade() -> SignInFacade:
     """The OAuth function's facade in front of Cognito (its settings exist only in that function)."""
-    from toolfront.adapters.http import base_url_of
     from toolfront.oauth import metadata
     from toolfront.oauth.apps import CognitoApps
     from toolfront.oauth.authorize import Authorizer
@@ -230,7 +229,7 @@ def sign_in_facade() -> SignInFacade:
     return SignInFacade(
         tools=tools,
         scope_prefix=prefix,
-        base_url=lambda event: base_url_of(event, settings.public_url, settings.region),
+        base_url=lambda request: request.base_url(settings.public_url, settings.region),
         registrar=registrar,
         authorizer=Authorizer(registrar, store, facade.managed_login_url, scopes=scopes, scope_prefix=prefix),
         tokens=TokenExchange(registrar, facade.managed_login_url),
@@ -265,10 +264,12 @@ def reset() -> None:
 
 
 class FamilyHandler:
-    """A family function's ``lambda_handler``: the REST route, MCP calls routed here, and the
-    workflow's ``execute`` task, all through the one pipeline this handler owns."""
+    """A family function's ``lambda_handler``: the REST route, its own MCP endpoint, the MCP calls the
+    gateway routes here and the workflow's ``execute`` task, all through the one pipeline this handler
+    owns, behind the one HTTP edge."""
 
     def __init__(self, family: str, api_tools: Callable[[], list[Tool]], *, core: bool = False) -> None:
+        from toolfront.adapters.http import Edge, Route
         from toolfront.adapters.rest import RestAdapter
         from toolfront.tools.registry import Registry
 
@@ -282,10 +283,14 @@ class FamilyHandler:
             # call. (The gateway runs it only for core's tools: there it waits for the first of those.)
             import toolfront.calls.pipeline  # noqa: F401
         self._built: tuple[Settings, CallPipeline] | None = None
-        self._rest = RestAdapter(self.pipeline)
+        self.rest = RestAdapter(self.pipeline)
         self._mcp: McpEndpoint | None = None
         self._mcp_settings: Settings | None = None
-        self._mcp_route = None if core else f"POST /mcp/{family}"
+        routes: dict[str, Route] = {f"POST /v1/tools/{family}/{{verb_noun}}": Route(self.rest)}
+        if not core:
+            routes[f"POST /mcp/{family}"] = Route(self._serve_mcp, _rpc_refusal)
+        tasks = {EXECUTE_TASK: self._execute_task, CALL_TASK: self.run_call}
+        self._edge = Edge(routes, tasks=tasks)
 
     def pipeline(self) -> CallPipeline:
         """This function's pipeline, built on first use (never at import: no AWS at init) and again
@@ -297,14 +302,13 @@ class FamilyHandler:
         return built[1]
 
     def __call__(self, event: Event, context: Any = None) -> Any:
-        task = event.get(TASK_FIELD)
-        if task == EXECUTE_TASK:
-            return self.run_approved(str(event["approval_id"]))
-        if task == CALL_TASK:  # an MCP tools/call the gateway routed here
-            return self.run_call(event, context)
-        if self._mcp_route is not None and event.get("routeKey") == self._mcp_route:
-            return self.mcp().handle(event, context)
-        return self._rest.handle(event, context)
+        return self._edge(event, context)
+
+    def _serve_mcp(self, request: Request) -> Response:
+        return self.mcp()(request)
+
+    def _execute_task(self, event: Event, context: Any = None) -> dict[str, Any]:
+        return self.run_approved(str(event["approval_id"]))
 
     def mcp(self) -> McpEndpoint:
         """This family's own MCP endpoint: its tools and core's, every call run in this function."""
@@ -333,7 +337,7 @@ class FamilyHandler:
         """Run one call through this function's pipeline."""
         return self.pipeline().run(call)
 
-    def run_call(self, event: Event, context: Any = None) -> Response:
+    def run_call(self, event: Event, context: Any = None) -> dict[str, Any]:
         from toolfront.adapters.rest import result_response
         from toolfront.calls.remote import pipeline_call  # routed MCP calls only
 
@@ -347,6 +351,13 @@ class FamilyHandler:
         if store is None:
             raise ConfigurationError(_NO_APPROVALS)
         return ApprovedCallRunner(self.registry, store, key_store(), audit=audit_log()).run(approval_id)
+
+
+def _rpc_refusal(request: Request, error: Exception) -> Response:
+    """An MCP route's form of the edge's refusals (loaded with MCP, as the endpoint is)."""
+    from toolfront.adapters.mcp.endpoint import rpc_refusal
+
+    return rpc_refusal(request, error)
 
 
 def family_handler(family: str, api_tools: Callable[[], list[Tool]], *, core: bool = False) -> FamilyHandler:

@@ -1,4 +1,4 @@
-"""The REST adapter: API Gateway HTTP API (payload v2) events in, envelopes and statuses out.
+"""The REST adapter: ``POST /v1/tools/{namespace}/{verb_noun}`` in, envelopes and statuses out.
 
 This module and the MCP adapter are the only places that map toolfront errors to a protocol.
 """
@@ -9,18 +9,7 @@ import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from toolfront.adapters.http import (
-    Event,
-    Response,
-    base_url_of,
-    body_bytes,
-    error_response,
-    headers_of,
-    json_response,
-    request_id_of,
-    source_ip_of,
-    text_response,
-)
+from toolfront.adapters.http import Request, Response, error_answer
 from toolfront.calls.call import Call, CallResult, Entry
 from toolfront.errors import UnknownToolError
 from toolfront.results import binary_file_name, only_binary
@@ -31,47 +20,44 @@ if TYPE_CHECKING:  # the adapter is handed its pipeline: whoever builds one impo
 
 
 TOOL_PATH_PREFIX = "/v1/tools/"
-#: Section 17's header set of a JSON answer.
-JSON_HEADERS = {"x-content-type-options": "nosniff"}
-#: Section 17's header set of raw bytes: a tool's SVG (or HTML) served from the API's origin, which also
-#: serves the approval and consent pages, must neither be sniffed into another type nor run script.
-RAW_HEADERS = {"x-content-type-options": "nosniff", "content-security-policy": "default-src 'none'; sandbox"}
 
 
-def result_response(result: CallResult, request_id: str, accept: str | None = None) -> Response:
+def result_answer(result: CallResult, request_id: str, accept: str | None = None) -> Response:
     """The HTTP answer of a call; a success whose only binary block has the MIME type ``accept``
     names exactly is those bytes (``Content-Type`` that type), anything else the JSON envelope."""
     if accept and result.status == 200 and result.body is not None and '"content":' in result.body:
-        raw = _raw_answer(result, request_id, accept)
+        raw = _raw_answer(result, accept)
         if raw is not None:
             return raw
-    headers = {**result.headers, **JSON_HEADERS}
+    headers = dict(result.headers)
     if result.replayed and result.body is not None:  # the first answer exactly; this request's id header
-        return text_response(
-            result.status, result.body, request_id, {**headers, "idempotent-replayed": "true"}
-        )
+        return Response.json_text(result.status, result.body, {**headers, "idempotent-replayed": "true"})
     if result.error is not None:
-        return error_response(result.error, request_id, headers)
+        return error_answer(result.error, request_id, headers)
     if result.body is not None:
-        return text_response(result.status, result.body, request_id, headers)
-    return json_response(result.status, {"data": result.data, "request_id": request_id}, request_id, headers)
+        return Response.json_text(result.status, result.body, headers)
+    return Response.json(result.status, {"data": result.data, "request_id": request_id}, headers)
 
 
-def _raw_answer(result: CallResult, request_id: str, accept: str) -> Response | None:
+def result_response(result: CallResult, request_id: str, accept: str | None = None) -> dict[str, Any]:
+    """``result_answer`` as the event API Gateway takes (routed calls answer their invoker so)."""
+    return result_answer(result, request_id, accept).to_event(request_id)
+
+
+def _raw_answer(result: CallResult, accept: str) -> Response | None:
     assert result.body is not None
     content = json.loads(result.body).get("content")
     found = only_binary(content) if isinstance(content, list) else None
     if found is None or not _names_exactly(accept, found[0]):
         return None
     mime_type, data = found
-    headers = {**result.headers, "content-type": mime_type, "x-request-id": request_id, **RAW_HEADERS}
+    headers = dict(result.headers)
     file_name = binary_file_name(content)
     if file_name is not None:
         headers["content-disposition"] = f'attachment; filename="{file_name}"'
     if result.replayed:
         headers["idempotent-replayed"] = "true"
-    # API Gateway decodes a base64 body flagged so: the client receives the bytes themselves.
-    return {"statusCode": 200, "headers": headers, "body": data, "isBase64Encoded": True}
+    return Response.raw(data, mime_type, headers)
 
 
 def _names_exactly(accept: str, mime_type: str) -> bool:
@@ -88,20 +74,17 @@ def tool_name_of(raw_path: str) -> str | None:
     return f"{parts[0]}.{parts[1]}" if len(parts) == 2 and all(parts) else None
 
 
-def call_of(
-    event: Event, tool_name: str, request_id: str, context: Any = None, *, base_url: str = ""
-) -> Call:
-    headers = headers_of(event)
+def call_of(request: Request, tool_name: str, *, base_url: str = "") -> Call:
     return Call(
         tool_name=tool_name,
-        request_id=request_id,
-        headers=headers,
-        query=event.get("queryStringParameters") or {},
-        body=body_bytes(event),
-        content_type=headers.get("content-type"),
-        source_ip=source_ip_of(event),
+        request_id=request.request_id,
+        headers=request.headers,
+        query=request.query,
+        body=request.body,
+        content_type=request.headers.get("content-type"),
+        source_ip=request.source_ip,
         entry=Entry.REST,
-        function=str(getattr(context, "invoked_function_arn", "") or ""),
+        function=request.function,
         base_url=base_url,
     )
 
@@ -112,15 +95,10 @@ class RestAdapter:
     def __init__(self, pipeline: Callable[[], CallPipeline]) -> None:
         self._pipeline = pipeline
 
-    def handle(self, event: Event, context: Any = None) -> Response:
-        request_id = request_id_of(event)
-        tool_name = tool_name_of(str(event.get("rawPath", "")))
+    def __call__(self, request: Request) -> Response:
+        tool_name = tool_name_of(request.path)
         if tool_name is None:
-            return error_response(
-                UnknownToolError("tools are called at POST /v1/tools/<namespace>/<verb_noun>"), request_id
-            )
+            raise UnknownToolError("tools are called at POST /v1/tools/<namespace>/<verb_noun>")
         settings = current()
-        base_url = base_url_of(event, settings.public_url, settings.region)
-        call = call_of(event, tool_name, request_id, context, base_url=base_url)
-        accept = headers_of(event).get("accept")
-        return result_response(self._pipeline().run(call), request_id, accept)
+        call = call_of(request, tool_name, base_url=request.base_url(settings.public_url, settings.region))
+        return result_answer(self._pipeline().run(call), request.request_id, request.headers.get("accept"))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable
 from typing import Any
 
 from toolfront.errors import CredentialInUrlError, ToolError
@@ -51,7 +51,7 @@ def is_secret_field(name: str) -> bool:
     return lowered in SECRET_FIELD_NAMES or lowered.endswith("_token")
 
 
-def refuse_credentials_in_url(query: Mapping[str, str], *, allowed: frozenset[str] = frozenset()) -> None:
+def refuse_credentials_in_url(query: Iterable[str], *, allowed: frozenset[str] = frozenset()) -> None:
     """Raise ``CredentialInUrlError`` naming the first credential parameter (never its value)."""
     for name in query:
         if name.lower() not in allowed and is_credential_name(name):

@@ -8,15 +8,6 @@ from html import escape
 
 from toolfront.oauth.authorize import ConsentPage
 
-PAGE_HEADERS = {
-    "content-type": "text/html; charset=utf-8",
-    "cache-control": "no-store",
-    "x-frame-options": "DENY",  # a framed consent page could be clicked through unseen
-    "content-security-policy": (
-        "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'"
-    ),
-    "referrer-policy": "no-referrer",
-}
 _STYLE = (
     "body{font-family:system-ui,sans-serif;max-width:34rem;margin:3rem auto;padding:0 1rem;color:#1b1b1b}"
     "code{background:#f2f2f2;padding:0 .2rem}button{font-size:1rem;padding:.5rem 1.2rem;margin-right:.6rem}"

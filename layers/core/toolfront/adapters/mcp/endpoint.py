@@ -15,19 +15,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from toolfront import __version__
-from toolfront.adapters.http import (
-    Event,
-    Response,
-    base_url_of,
-    body_bytes,
-    credential_in_url_answer,
-    error_response,
-    headers_of,
-    method_of,
-    origin_of,
-    request_id_of,
-    source_ip_of,
-)
+from toolfront.adapters.http import Request, Response, error_answer, origin_of
 from toolfront.adapters.mcp.results import ToolCatalog, mcp_name, result_of_answer
 from toolfront.adapters.mcp.tasks import (
     LEGACY_CAPABILITY,
@@ -39,11 +27,11 @@ from toolfront.adapters.mcp.tasks import (
 )
 from toolfront.auth.access import may_call
 from toolfront.auth.actors import Actor
-from toolfront.calls.inputs import MAX_BODY_BYTES, is_json_media_type, parse_json
+from toolfront.calls.inputs import is_json_media_type
 from toolfront.calls.remote import ToolCall
 from toolfront.encoding import compact_json as _encode
 from toolfront.encoding import rfc3339
-from toolfront.errors import InvalidJsonError, StoreUnavailableError, UnauthenticatedError
+from toolfront.errors import InvalidJsonError, StoreUnavailableError, ToolfrontError, UnauthenticatedError
 from toolfront.oauth.metadata import challenge
 
 HANDSHAKE_VERSIONS = ("2025-03-26", "2025-06-18", "2025-11-25")
@@ -134,45 +122,41 @@ class McpEndpoint:
         self._authenticate = authenticate
         self._lists: dict[tuple[bool, frozenset[str], frozenset[str], bool], str] = {}
 
-    def handle(self, event: Event, context: Any = None) -> Response:
-        request_id = request_id_of(event)
-        if method_of(event) != "POST":  # stateless: no SSE stream to GET, no session to DELETE
-            return _http(405, "", request_id, {"allow": "POST"})
-        in_url = credential_in_url_answer(event, request_id)  # /mcp and /mcp/<family> alike
-        if in_url is not None:
-            return in_url
-        headers = headers_of(event)
-        base_url = base_url_of(event, self._public_url, self._region)
+    def __call__(self, request: Request) -> Response:
+        """Answer one MCP request (the edge has applied its rules: credentials in the URL, size)."""
+        headers, request_id = request.headers, request.request_id
+        base_url = request.base_url(self._public_url, self._region)
         origin = headers.get("origin")
         if origin is not None and not self._origin_allowed(origin, base_url):
             # DNS rebinding: a page of another site reaching this endpoint through the browser
             why = f"requests from the origin {origin!r} are not allowed"
-            return _rpc_error(None, RpcError(INVALID_REQUEST, why, http_status=403), request_id)
+            return _rpc_error(None, RpcError(INVALID_REQUEST, why, http_status=403))
         try:
-            message = _message(event, headers)
+            message = _message(request)
         except RpcError as error:
-            return _rpc_error(error.message_id, error, request_id)
+            return _rpc_error(error.message_id, error)
         try:
-            actor = self._authenticate(headers, source_ip_of(event))
+            actor = self._authenticate(headers, request.source_ip)
         except UnauthenticatedError as refused:  # a key was sent and it is not valid
             why = self._challenge(base_url, error="invalid_token")
-            return _unauthenticated(message.get("id"), refused.message, request_id, why)
+            return _unauthenticated(message.get("id"), refused.message, why)
         except StoreUnavailableError as down:  # the key table did not answer
-            return error_response(down, request_id)
+            return error_answer(down, request_id)
         if self._sign_in is not None and self._sign_in.required and not actor.authenticated:
             family = self._sign_in.family
             why = f"sign in to use the {family} tools (or send Authorization: Bearer <API key>)"
-            return _unauthenticated(message.get("id"), why, request_id, self._challenge(base_url))
+            return _unauthenticated(message.get("id"), why, self._challenge(base_url))
         if "id" not in message:  # a notification (notifications/initialized...): accepted, no answer
-            return _http(202, "", request_id)
+            return Response.empty(202)
         try:
             no_handshake = _without_handshake(message, headers)
-            function = str(getattr(context, "invoked_function_arn", "") or "")
-            caller = _Caller(headers, request_id, source_ip_of(event), base_url, function)
+            caller = _Caller(headers, request_id, request.source_ip, base_url, request.function)
             text = self._dispatch(message, actor, caller, no_handshake)
         except RpcError as error:
-            return _rpc_error(message.get("id"), error, request_id)
-        return _http(200, f'{{"jsonrpc":"2.0","id":{json.dumps(message["id"])},"result":{text}}}', request_id)
+            return _rpc_error(message.get("id"), error)
+        return Response.json_text(
+            200, f'{{"jsonrpc":"2.0","id":{json.dumps(message["id"])},"result":{text}}}'
+        )
 
     def _challenge(self, base_url: str, *, error: str | None = None) -> str:
         """``WWW-Authenticate`` of a 401: where to sign in (RFC 9728) when this stack signs people in."""
@@ -293,16 +277,13 @@ def _discover() -> dict[str, Any]:
     }
 
 
-def _message(event: Event, headers: Mapping[str, str]) -> dict[str, Any]:
+def _message(request: Request) -> dict[str, Any]:
     """The one JSON-RPC message of the request (batches were removed from MCP in 2025-06-18)."""
-    content_type = headers.get("content-type")
+    content_type = request.headers.get("content-type")
     if content_type and not is_json_media_type(content_type):
         raise RpcError(INVALID_REQUEST, "send JSON-RPC as application/json", http_status=415)
-    body = body_bytes(event) or b""
-    if len(body) > MAX_BODY_BYTES:
-        raise RpcError(INVALID_REQUEST, f"the body is over {MAX_BODY_BYTES} bytes (1 MiB)", http_status=413)
     try:
-        message = parse_json(body)
+        message = request.json()
     except InvalidJsonError as refused:
         raise RpcError(PARSE_ERROR, refused.message, http_status=400) from None
     if (
@@ -326,10 +307,18 @@ def _is_loopback(origin: str) -> bool:
     return host in ("localhost", "127.0.0.1", "::1")
 
 
-def _unauthenticated(message_id: Any, why: str, request_id: str, authenticate: str) -> Response:
+def _unauthenticated(message_id: Any, why: str, authenticate: str) -> Response:
     """A 401 clients can show: ``WWW-Authenticate`` and a JSON-RPC error saying why."""
     body = {"jsonrpc": "2.0", "id": message_id, "error": {"code": UNAUTHENTICATED, "message": why}}
-    return _http(401, _encode(body), request_id, {"www-authenticate": authenticate})
+    return Response.json_text(401, _encode(body), {"www-authenticate": authenticate})
+
+
+def rpc_refusal(request: Request, error: Exception) -> Response:
+    """The MCP routes' form of what the edge refuses (a credential in the URL, a body over 1 MiB):
+    a JSON-RPC error with the HTTP status, the refusal's own error object in ``data``."""
+    assert isinstance(error, ToolfrontError)
+    rpc = RpcError(INVALID_REQUEST, error.message, error.to_dict(), http_status=error.http_status)
+    return _rpc_error(None, rpc)
 
 
 def _valid_id(value: Any) -> bool:
@@ -386,15 +375,8 @@ def _check_echoed_headers(message: dict[str, Any], headers: Mapping[str, str]) -
         raise RpcError(HEADER_MISMATCH, f"the Mcp-Name header differs from the body's {key}", http_status=400)
 
 
-def _rpc_error(message_id: Any, error: RpcError, request_id: str) -> Response:
+def _rpc_error(message_id: Any, error: RpcError) -> Response:
     body: dict[str, Any] = {"code": error.code, "message": error.message}
     if error.data is not None:
         body["data"] = error.data
-    return _http(error.http_status, _encode({"jsonrpc": "2.0", "id": message_id, "error": body}), request_id)
-
-
-def _http(status: int, body: str, request_id: str, headers: Mapping[str, str] | None = None) -> Response:
-    sent = {"x-request-id": request_id, **(headers or {})}
-    if body:
-        sent["content-type"] = "application/json"
-    return {"statusCode": status, "headers": sent, "body": body, "isBase64Encoded": False}
+    return Response.json_text(error.http_status, _encode({"jsonrpc": "2.0", "id": message_id, "error": body}))
