@@ -5,8 +5,8 @@ writers, and a verification that names the record changed, removed or reordered.
 from __future__ import annotations
 
 import json
-import re
 import os
+import re
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
