@@ -1,4 +1,5 @@
-"""The MCP endpoint fuzzed with generated JSON-RPC messages: never a 5xx, never invalid JSON."""
+"""The MCP endpoints (``/mcp`` and a family's ``/mcp/{family}``) fuzzed with generated JSON-RPC
+messages: never a 5xx, never invalid JSON."""
 
 from __future__ import annotations
 
@@ -49,21 +50,29 @@ HEADERS = st.fixed_dictionaries(
 
 
 @pytest.fixture
-def gateway(aws: None) -> Handler:
+def endpoints(aws: None) -> dict[str, Handler]:
+    """Each MCP route and the function that serves it."""
     seed("events-admin", ["catalogue.*"], permissions=["catalogue"], key=EVENT_ADMIN_KEY)
-    handler: Handler = load_family("gateway").lambda_handler
-    return handler
+    return {
+        "/mcp": load_family("gateway").lambda_handler,
+        "/mcp/catalogue": load_family("catalogue").lambda_handler,
+    }
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(body=BODIES, headers=HEADERS)
-def test_mcp_never_answers_5xx_or_invalid_json(gateway: Handler, body: str, headers: dict[str, str]) -> None:
+@given(path=st.sampled_from(["/mcp", "/mcp/catalogue"]), body=BODIES, headers=HEADERS)
+def test_mcp_never_answers_5xx_or_invalid_json(
+    endpoints: dict[str, Handler], path: str, body: str, headers: dict[str, str]
+) -> None:
     event = load_event("mcp_tools_call", body=body)
+    event["routeKey"] = event["requestContext"]["routeKey"] = f"POST {path}"
+    event["rawPath"] = path
     event["headers"] = {
         k: v for k, v in event["headers"].items() if k not in ("mcp-protocol-version", "content-type")
     } | headers
-    response = gateway(event, None)
+    response = endpoints[path](event, None)
     assert response["statusCode"] < 500, (body, response["body"])
+    assert response["headers"]["x-request-id"]
     if response["body"]:
         answer = json.loads(response["body"], parse_constant=_no_constants)
         assert isinstance(answer, dict)
