@@ -15,27 +15,48 @@ def test_add_note(notes: FamilyClient) -> None:
 The client calls the very handlers ``make dev`` serves (the family's function, its REST route and its
 ``/mcp/<family>`` endpoint) as a caller holding the family's permission and every scope of its tools;
 ``client.caller(...)`` makes another caller (fewer scopes, no permission, no key at all). For tests
-only: it needs the development install (``pip install -e '.[dev]'``: moto, werkzeug) and no
-function ever imports it.
+only: no function ever imports it. The stack itself comes from the development install (``pip install
+-e '.[dev]'``: moto, werkzeug), found through the ``toolfront.testing`` entry point ``local_stack``,
+so this module (which ships in the layer) never imports the local stack's package.
 """
 
 from __future__ import annotations
 
 import json
-import tempfile
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from importlib.metadata import entry_points
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from toolfront_dev.stack import LocalStack
+    from toolfront.tools.definition import Tool
 
 TESTER = "tester"  # the principal the default caller's key belongs to
+ENTRY_POINTS = "toolfront.testing"  # the group where a local stack offers itself as ``local_stack``
 MCP_VERSION = "2025-11-25"
 MODERN_MCP_VERSION = "2026-07-28"
+
+
+class TestStack(Protocol):
+    """The seam a local stack implements for this client (``toolfront_dev.testing_stack``)."""
+
+    @property
+    def app(self) -> Any:
+        """The stack's WSGI application: API Gateway and the functions, in this process."""
+
+    @property
+    def outbox_path(self) -> Path:
+        """Where the stack writes the messages it would send (approvers' links)."""
+
+    def family_tools(self, family: str) -> list[Tool]:
+        """The tools ``functions/<family>/app.py`` declares."""
+
+    def issue_key(
+        self, *, owner: str, scopes: list[str], permissions: list[str], requires_approval: bool = False
+    ) -> str:
+        """Grant ``permissions`` to ``owner`` and issue it a key; answer the key."""
 
 
 class Headers(Mapping[str, str]):
@@ -87,7 +108,7 @@ class FamilyClient:
     """Calls one family's tools on a running local stack as one caller (``key=None``: no key)."""
 
     family: str
-    stack: LocalStack
+    stack: TestStack
     key: str | None
     headers: Mapping[str, str] = field(default_factory=dict)
 
@@ -143,8 +164,7 @@ class FamilyClient:
         ``scopes`` (default: none), or no key at all (``key=False``, a public caller)."""
         if not key:
             return FamilyClient(self.family, self.stack, None, self.headers)
-        issued = issue_test_key(
-            self.stack,
+        issued = self.stack.issue_key(
             owner=owner,
             scopes=list(scopes or ()),
             permissions=list(permissions),
@@ -178,46 +198,26 @@ def local_family(
     Raises:
         LookupError: no template.yaml here or above, or ``family`` declares no tools.
     """
-    from toolfront_dev.families import as_family, load_app
-    from toolfront_dev.stack import LocalStack
-
     root = Path(project) if project is not None else _project_root(Path.cwd())
-    tools = list(as_family(load_app(root, family)).api_tools())
-    if not tools:
-        raise LookupError(f"functions/{family}/app.py declares no tools")
-    scopes = sorted({t.scope for t in tools if t.scope})
-    permissions = sorted({t.permission for t in tools if t.permission})
-    with tempfile.TemporaryDirectory(prefix="toolfront-testing-") as scratch:
-        # A dev.json of its own: a `make dev` of the same project keeps its own.
-        stack = LocalStack(
-            root, port=0, dev_json_path=Path(scratch) / "dev.json", parameters=parameters, stage="test"
+    with open_stack(root, parameters) as stack:
+        tools = stack.family_tools(family)
+        if not tools:
+            raise LookupError(f"functions/{family}/app.py declares no tools")
+        scopes = sorted({t.scope for t in tools if t.scope})
+        permissions = sorted({t.permission for t in tools if t.permission})
+        yield FamilyClient(
+            family, stack, stack.issue_key(owner=TESTER, scopes=scopes, permissions=permissions)
         )
-        with stack:
-            key = issue_test_key(stack, owner=TESTER, scopes=scopes, permissions=permissions)
-            yield FamilyClient(family, stack, key)
 
 
-def issue_test_key(
-    stack: LocalStack,
-    *,
-    owner: str,
-    scopes: list[str],
-    permissions: list[str],
-    requires_approval: bool = False,
-) -> str:
-    """Grant ``permissions`` to ``owner`` on the running stack and issue it a key; answer the key."""
-    from toolfront.auth.keystore import issue_key
-    from toolfront_dev.aws import dynamodb_client
-    from toolfront_dev.targets import key_store
-
-    store = key_store(stack.table_names, dynamodb_client(stack.moto_endpoint), where="the test stack")
-    now = datetime.now(UTC)
-    if permissions:
-        store.grant(owner, permissions, now)
-    issued, _ = issue_key(
-        store, owner=owner, scopes=scopes, requires_approval=requires_approval, description="test", now=now
-    )
-    return issued
+def open_stack(project: Path, parameters: Mapping[str, str] | None) -> AbstractContextManager[TestStack]:
+    """The local stack of ``project``, from the installed ``local_stack`` entry point."""
+    found = entry_points(group=ENTRY_POINTS, name="local_stack")
+    if not found:
+        raise LookupError("no local stack is installed: pip install -e '.[dev]' (toolfront_dev)")
+    factory = next(iter(found)).load()
+    stack: AbstractContextManager[TestStack] = factory(project, parameters)
+    return stack
 
 
 def _project_root(start: Path) -> Path:
