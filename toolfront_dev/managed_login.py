@@ -23,12 +23,9 @@ request log shows paths only, never query strings.
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import hmac
 import html
 import json
-import re
 import secrets
 import threading
 import time
@@ -41,6 +38,7 @@ from werkzeug.datastructures import MultiDict
 from werkzeug.wrappers import Request, Response
 
 from toolfront.auth.actors import scope_covers
+from toolfront.oauth.pkce import is_pkce_value, s256_challenge
 from toolfront_dev.payload import LOCAL_ACCOUNT_ID
 
 PREFIX = "/_cognito"  # where the local API server mounts it; the facade's TOOLFRONT_COGNITO_DOMAIN_URL
@@ -51,7 +49,6 @@ _UNIT_SECONDS = {"seconds": 1, "minutes": 60, "hours": 3600, "days": 86400}
 _VALIDITY = {"AccessToken": (1, "hours"), "IdToken": (1, "hours"), "RefreshToken": (30, "days")}
 BAD_LOGIN = "Incorrect username or password."
 # RFC 7636: a challenge (and a verifier) is 43 to 128 unreserved characters.
-_PKCE = re.compile(r"[A-Za-z0-9._~-]{43,128}")
 _NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
 # The sign-in page may not be framed: a framed form invites clickjacking of credentials.
 _PAGE_HEADERS = {**_NO_STORE, "X-Frame-Options": "DENY", "Content-Security-Policy": "frame-ancestors 'none'"}
@@ -170,7 +167,7 @@ class ManagedLogin:
             return refuse("unauthorized_client")
         challenge = args.get("code_challenge", "")
         # Cognito itself would take a request without PKCE; toolfront requires S256, and so does this.
-        if not _PKCE.fullmatch(challenge) or args.get("code_challenge_method") != "S256":
+        if not is_pkce_value(challenge) or args.get("code_challenge_method") != "S256":
             return refuse("invalid_request")
         allowed = list(config.get("AllowedOAuthScopes") or [])
         requested = tuple(dict.fromkeys(args.get("scope", "").split() or allowed))
@@ -240,8 +237,8 @@ class ManagedLogin:
             or grant.expires_at <= self._clock()
             or grant.client_id != client_id
             or grant.redirect_uri != form["redirect_uri"]
-            or not _PKCE.fullmatch(verifier)
-            or not hmac.compare_digest(_challenge_of(verifier), grant.challenge)
+            or not is_pkce_value(verifier)
+            or not hmac.compare_digest(s256_challenge(verifier), grant.challenge)
         ):
             return _json(400, {"error": "invalid_grant"})
         user = pool._get_user(grant.username)
@@ -326,12 +323,6 @@ def _may_sign_in(user: Any, password: str) -> bool:
     stored = user.password if isinstance(user.password, str) else ""
     matches = hmac.compare_digest(stored.encode(), password.encode())
     return bool(stored) and matches and user.enabled and user.status == "CONFIRMED"
-
-
-def _challenge_of(verifier: str) -> str:
-    """BASE64URL(SHA256(verifier)) without padding: the S256 code challenge."""
-    digest = hashlib.sha256(verifier.encode("ascii")).digest()
-    return base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")
 
 
 def _credentials(request: Request) -> tuple[str, str | None]:

@@ -23,9 +23,10 @@ def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
-def rfc3339(moment: datetime) -> str:
-    """``moment`` in UTC to the second, ``Z``-suffixed: ``2026-12-01T20:00:00Z``."""
-    return moment.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+def rfc3339(moment: datetime, timespec: str = "seconds") -> str:
+    """``moment`` in UTC, ``Z``-suffixed: ``2026-12-01T20:00:00Z``; to the ``timespec`` its use needs
+    (``milliseconds`` for the audit trail's order, ``microseconds`` for a key's times)."""
+    return moment.astimezone(UTC).isoformat(timespec=timespec).replace("+00:00", "Z")
 
 
 def parse_rfc3339(text: str) -> datetime:

@@ -7,7 +7,6 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from toolfront.admission.idempotency import fingerprint
-from toolfront.auth.actors import ActorKind
 from toolfront.calls.redaction import redact
 from toolfront.encoding import rfc3339
 from toolfront.errors import StoreUnavailableError
@@ -78,7 +77,7 @@ class ApprovalDesk:
             expires_at=now + timedelta(seconds=self._lifetime),
             request_id=request_id,
             base_url=base_url,
-            client_token_hash=client_token_hash or (actor.id if actor.kind is ActorKind.CLIENT else None),
+            client_token_hash=client_token_hash or actor.client_token_hash,
         )
         self._approvals.create(approval)
         try:

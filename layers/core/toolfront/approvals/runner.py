@@ -18,7 +18,7 @@ from toolfront.audit.log import AuditLog
 from toolfront.audit.records import AuditEvent
 from toolfront.auth.access import authorize
 from toolfront.auth.actors import Actor, ActorKind
-from toolfront.auth.authenticator import actor_for_key, permissions_of
+from toolfront.auth.authenticator import actor_for_key, actor_for_user, dead_key
 from toolfront.auth.keystore import KeyStore
 from toolfront.aws import dynamodb
 from toolfront.calls.call import Call, CallResult, Entry
@@ -103,19 +103,14 @@ class ApprovedCallRunner:
         requester = approval.requester
         if requester.kind == ActorKind.KEY:
             record = self._keys.get_key(requester.id)
-            if record is None or not record.usable_at(self._clock()):
-                raise UnauthenticatedError("the requester's key was revoked or expired before the call ran")
+            refusal = dead_key(record, self._clock())  # revoked, expired or gone since it asked
+            if refusal is not None:
+                raise UnauthenticatedError(f"the requester's key cannot run this call now: {refusal.message}")
+            assert record is not None
             actor = actor_for_key(record, self._keys.owner_permissions(record))
         elif requester.kind == ActorKind.COGNITO:
-            groups = self._keys.get_principals(list(requester.groups))
-            actor = Actor(
-                ActorKind.COGNITO,
-                requester.id,
-                principal=requester.principal,
-                scopes=frozenset(requester.scopes),
-                permissions=permissions_of(groups),
-                groups=requester.groups,
-            )
+            scopes = frozenset(requester.scopes)
+            actor = actor_for_user(requester.id, scopes, requester.groups, requester.principal, self._keys)
         else:
             actor = Actor(ActorKind(requester.kind), requester.id)
         authorize(audience=str(tool.audience), scope=tool.scope, permission=tool.permission, actor=actor)

@@ -60,7 +60,9 @@ class Workflow:
                 stateMachineArn=self._arn, name=approval.approval_id, input=json.dumps(payload)
             )
         except Exception as exc:
-            if _code(exc) == "ExecutionAlreadyExists":
+            if not aws.is_aws_failure(exc):
+                raise
+            if aws.error_code(exc) == "ExecutionAlreadyExists":
                 return
             raise StoreUnavailableError("the approval workflow could not be started; retry shortly") from exc
 
@@ -79,6 +81,8 @@ class WorkflowHandover:
         try:
             answer = self.client.invoke(FunctionName=self._function, Payload=json.dumps(payload).encode())
         except Exception as exc:
+            if not aws.is_aws_failure(exc):
+                raise
             # The decision stands in the record; resuming is idempotent, so a retry can resume.
             logger.exception("%s could not be invoked to resume %s", self._function, approval.approval_id)
             raise StoreUnavailableError("the approval workflow did not answer; retry shortly") from exc
@@ -154,12 +158,9 @@ class WorkflowCallbacks:
         try:
             getattr(self.client, operation)(**request)
         except Exception as exc:
+            if not aws.is_aws_failure(exc):
+                raise
             # The task already timed out or was answered: the decision stands in the record anyway.
-            if _code(exc) in ("TaskTimedOut", "TaskDoesNotExist", "InvalidToken"):
+            if aws.error_code(exc) in ("TaskTimedOut", "TaskDoesNotExist", "InvalidToken"):
                 return
             raise StoreUnavailableError("the approval workflow did not answer; retry shortly") from exc
-
-
-def _code(exc: Exception) -> str | None:
-    response = getattr(exc, "response", None)
-    return response.get("Error", {}).get("Code") if isinstance(response, dict) else None

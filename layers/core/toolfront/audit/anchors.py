@@ -20,6 +20,7 @@ from typing import Any
 
 from toolfront.audit.log import CHAIN_PREFIX, NEW_ITEM
 from toolfront.aws import dynamodb
+from toolfront.encoding import rfc3339
 
 RUN_PK = "run"
 ANCHOR_GRACE = timedelta(days=7)  # anchors and runs outlive the records they vouch for by this much
@@ -73,7 +74,7 @@ class AnchorRun:
 
     @property
     def started_at(self) -> str:
-        return moment_of(self.started_ms).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        return rfc3339(moment_of(self.started_ms), "milliseconds")
 
     def item(self, retention_days: int) -> dict[str, Any]:
         kept = timedelta(days=retention_days) + ANCHOR_GRACE

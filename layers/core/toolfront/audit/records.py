@@ -13,12 +13,12 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
 from toolfront.auth.actors import Actor
-from toolfront.encoding import canonical_json, parse_rfc3339
+from toolfront.encoding import canonical_json, parse_rfc3339, rfc3339
 
 
 class AuditEvent(StrEnum):
@@ -114,7 +114,7 @@ class Link:
 
 def timestamp(moment: datetime) -> str:
     """RFC 3339 in UTC to the millisecond (records of one second stay in order)."""
-    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return rfc3339(moment, "milliseconds")
 
 
 def expiry_epoch(at: str, retention_days: int) -> int:

@@ -41,6 +41,18 @@ class Actor:
         """Whether a key or an access token stands behind the call (admin tools need one)."""
         return self.kind in (ActorKind.KEY, ActorKind.COGNITO)
 
+    def with_client_token(self, token_hash: str | None) -> Actor:
+        """The caller a public tool's client token makes: an anonymous caller presenting one is that
+        client (``CLIENT``, its id the token's hash); anyone else stays who they are."""
+        if self.kind is ActorKind.ANONYMOUS and token_hash:
+            return Actor(ActorKind.CLIENT, token_hash)
+        return self
+
+    @property
+    def client_token_hash(self) -> str | None:
+        """The hash of the client token that identifies this caller (a ``CLIENT`` only)."""
+        return self.id if self.kind is ActorKind.CLIENT else None
+
     def has_scope(self, scope: str) -> bool:
         """Whether one held scope covers ``scope`` (exact, ``<module>.<resource>:*`` or ``<module>.*``)."""
         return any(scope_covers(held, scope) for held in self.scopes)

@@ -84,6 +84,21 @@ def permissions_of(groups: list[PrincipalRecord]) -> frozenset[str]:
     return frozenset().union(*(g.permissions for g in groups))
 
 
+def actor_for_user(
+    sub: str, scopes: frozenset[str], groups: tuple[str, ...], principal: str | None, store: KeyStore
+) -> Actor:
+    """The actor of a Cognito user: its token's scopes, and the permissions its groups hold now."""
+    held = store.get_principals(list(groups)) if groups else []
+    return Actor(
+        ActorKind.COGNITO,
+        sub,
+        principal=principal,
+        scopes=scopes,
+        permissions=permissions_of(held),
+        groups=groups,
+    )
+
+
 class Authenticator:
     """Turns request credentials into an Actor."""
 
@@ -117,12 +132,4 @@ class Authenticator:
     def _cognito_actor(self, token: str) -> Actor:
         assert self._cognito is not None
         verified = self._cognito.verify(token)
-        groups = self._store.get_principals(list(verified.groups)) if verified.groups else []
-        return Actor(
-            ActorKind.COGNITO,
-            verified.sub,
-            principal=verified.sub,
-            scopes=verified.scopes,
-            permissions=permissions_of(groups),
-            groups=verified.groups,
-        )
+        return actor_for_user(verified.sub, verified.scopes, verified.groups, verified.sub, self._store)

@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from toolfront.auth.keys import KeyRecord, PrincipalRecord
+from toolfront.encoding import parse_rfc3339, rfc3339
 
 #: The attributes a call's request reads and conditions on (their names, in one place).
 SECRET_HASH = "secret_hash"
@@ -31,7 +32,7 @@ def principal_key(principal_id: str) -> dict[str, Any]:
 
 
 def iso(moment: datetime) -> str:
-    return moment.isoformat()
+    return rfc3339(moment, "microseconds")
 
 
 def epoch_us(moment: datetime) -> int:
@@ -40,7 +41,7 @@ def epoch_us(moment: datetime) -> int:
 
 def _moment(item: dict[str, Any], name: str) -> datetime | None:
     value = item.get(name)
-    return datetime.fromisoformat(value["S"]) if value else None
+    return parse_rfc3339(value["S"]) if value else None  # also the +00:00 form of items written before
 
 
 def permission_list(permissions: frozenset[str]) -> dict[str, Any]:

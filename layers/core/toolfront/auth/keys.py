@@ -15,6 +15,8 @@ import string
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from toolfront.encoding import rfc3339
+
 KEY_PREFIX = "tfk_"
 KEY_ID_LENGTH = 12
 SECRET_LENGTH = 32
@@ -103,4 +105,4 @@ class PrincipalRecord:
 
 
 def _rfc3339(moment: datetime | None) -> str | None:
-    return None if moment is None else moment.isoformat().replace("+00:00", "Z")
+    return None if moment is None else rfc3339(moment, "microseconds")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from toolfront.aws.clients import error_code
 from toolfront.aws.wire import RETRIED_CODES, UnreadableAnswerError
 from toolfront.errors import StoreUnavailableError
 
@@ -49,7 +50,7 @@ def translated(exc: Exception) -> Exception:
 
     response = getattr(exc, "response", None)
     if isinstance(response, dict):
-        code = str(response.get("Error", {}).get("Code", ""))
+        code = error_code(exc) or ""
         if code == CONDITION_FAILED:
             return ConditionFailedError(response.get("Item"))
         if code == TRANSACTION_CANCELED:

@@ -167,10 +167,7 @@ class CallPipeline:
         actor = self._key_actor(call, tool, arguments, credential, progress)
         if actor is not None:
             return actor
-        actor = self._authenticate(call.headers, call.source_ip)
-        if actor.kind is ActorKind.ANONYMOUS and progress.client_token_hash:
-            return Actor(ActorKind.CLIENT, progress.client_token_hash)
-        return actor
+        return self._authenticate(call.headers, call.source_ip).with_client_token(progress.client_token_hash)
 
     def _key_actor(
         self,

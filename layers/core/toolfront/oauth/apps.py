@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from toolfront.aws.clients import client
+from toolfront.aws.clients import client, error_code
 from toolfront.oauth.errors import OAuthError
 
 ACCESS_TOKEN_MINUTES = 60
@@ -69,7 +69,7 @@ class CognitoApps:
             return getattr(cognito, operation)(**request)
         except ClientError as exc:
             error = exc.response.get("Error", {})
-            code = error.get("Code")
+            code = error_code(exc)
             if code == "InvalidParameterException":  # e.g. a callback URL Cognito will not take
                 message = str(error.get("Message", ""))[:200]
                 raise OAuthError("invalid_redirect_uri", f"Cognito refused the client: {message}") from exc

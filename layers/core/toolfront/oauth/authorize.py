@@ -17,17 +17,16 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import re
 import secrets
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
 from toolfront.oauth.errors import OAuthError, RedirectableError
+from toolfront.oauth.pkce import is_pkce_value
 from toolfront.oauth.registration import Registrar
 from toolfront.oauth.store import Consent, FacadeStore
 
-_PKCE_CHALLENGE = re.compile(r"[A-Za-z0-9._~-]{43,128}")
 IGNORED_SCOPES = frozenset({"offline_access"})  # Cognito's code flow always issues a refresh token
 
 
@@ -91,7 +90,7 @@ class Authorizer:
             )
         if query.get("code_challenge_method") != "S256":
             raise refuse("invalid_request", "code_challenge_method must be S256")
-        if not _PKCE_CHALLENGE.fullmatch(challenge):
+        if not is_pkce_value(challenge):
             raise refuse("invalid_request", "code_challenge must be 43 to 128 characters of [A-Za-z0-9-._~]")
         resource = query.get("resource")
         if resource is not None and resource.rstrip("/") not in resources:

@@ -8,7 +8,6 @@ The request and the answer carry codes, verifiers and tokens: neither is ever lo
 from __future__ import annotations
 
 import json
-import re
 import urllib.error
 import urllib.request
 from collections.abc import Collection, Mapping
@@ -16,13 +15,13 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
 from toolfront.oauth.errors import OAuthError
+from toolfront.oauth.pkce import is_pkce_value
 
 if TYPE_CHECKING:  # handed in: the approvers' sign-in posts here without the facade's registrations
     from toolfront.oauth.registration import Registrar
 
 TIMEOUT_SECONDS = 5
 MAX_ANSWER_BYTES = 65536
-_VERIFIER = re.compile(r"[A-Za-z0-9._~-]{43,128}")  # RFC 7636 section 4.1
 _ANSWER_FIELDS = ("access_token", "id_token", "refresh_token", "token_type", "expires_in", "scope")
 # Cognito is reached directly (no proxy from the environment: Lambda has none, a shell may).
 _OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
@@ -46,7 +45,7 @@ class TokenExchange:
             raise OAuthError("invalid_target", "resource is not an MCP endpoint of this server")
         if grant == "authorization_code":
             fields = _required(form, ("code", "redirect_uri", "client_id", "code_verifier"))
-            if not _VERIFIER.fullmatch(fields["code_verifier"]):
+            if not is_pkce_value(fields["code_verifier"]):
                 raise OAuthError(
                     "invalid_grant", "code_verifier must be 43 to 128 characters of [A-Za-z0-9-._~]"
                 )

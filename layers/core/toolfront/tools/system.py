@@ -11,7 +11,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from toolfront.auth.access import callable_tools
-from toolfront.auth.actors import Actor, ActorKind
+from toolfront.auth.actors import ActorKind
 from toolfront.errors import ConfigurationError, NotFoundError, UnauthenticatedError
 from toolfront.tools.definition import CallContext, Tool
 
@@ -53,9 +53,7 @@ class _HeldCalls:
     def _own_approval(self, data: dict[str, Any], ctx: CallContext) -> Approval:
         """The caller's approval: a key of the same principal, the same Cognito sub, or the same
         client token. Nobody is refused before any read, so no approval is fetched for nobody."""
-        actor = ctx.actor
-        if actor.kind is ActorKind.ANONYMOUS and ctx.client_token_hash:
-            actor = Actor(ActorKind.CLIENT, ctx.client_token_hash)
+        actor = ctx.actor.with_client_token(ctx.client_token_hash)
         if actor.kind is ActorKind.ANONYMOUS:
             raise UnauthenticatedError("send the key of the call, or its session_token, to read an approval")
         store = self._approvals()
