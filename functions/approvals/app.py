@@ -42,7 +42,13 @@ from toolfront.audit.records import AuditEvent, decided_by
 from toolfront.auth.actors import ActorKind
 from toolfront.aws import dynamodb
 from toolfront.calls.logs import emit_metric
-from toolfront.errors import ApproverRequiredError, ConfigurationError, NotFoundError, ToolfrontError
+from toolfront.errors import (
+    ApproverRequiredError,
+    ConfigurationError,
+    InvalidDecisionError,
+    NotFoundError,
+    ToolfrontError,
+)
 from toolfront.settings import ApprovalSettings, current
 from toolfront.tools.manifest import load_manifest
 
@@ -105,11 +111,12 @@ def problem(request: Request, error: Exception) -> Response:
     """The approvals routes' form of a refusal: a page saying what went wrong."""
     assert isinstance(error, ToolfrontError)
     status = getattr(error, "http_status", 400)
-    title = (
-        "An approver must decide this"
-        if isinstance(error, ApproverRequiredError)
-        else PROBLEM_TITLES.get(status, "Something went wrong")
-    )
+    if isinstance(error, ApproverRequiredError):
+        title = "An approver must decide this"
+    elif status == 400 and not isinstance(error, InvalidDecisionError):
+        title = "This request cannot be answered"  # a form that is no form, a credential in the URL
+    else:
+        title = PROBLEM_TITLES.get(status, "Something went wrong")
     return Response.page(status, problem_page(status, title, error.message))
 
 

@@ -99,7 +99,12 @@ def test_a_method_an_address_does_not_serve_is_405_with_allow(
 ) -> None:
     reply = api.request(method, path)
     assert (reply.status, reply.headers.get("allow")) == (405, allow)
-    assert reply.json()["error"]["code"] == "method_not_allowed"
+    if path.startswith("/approvals/"):  # in the form of the address's routes: a page there
+        assert reply.headers["content-type"].startswith("text/html")
+    elif path.startswith("/oauth/"):  # an OAuth error there
+        assert reply.json()["error"] == "invalid_request"
+    else:
+        assert reply.json()["error"]["code"] == "method_not_allowed"
 
 
 @pytest.mark.parametrize("name", ["token", "apikey", "api-key", "client_secret", "access_token"])

@@ -38,7 +38,8 @@ ToolfrontError
     └── StoreUnavailableError        503 unavailable
 
 Errors that reach a caller carry a stable ``code`` and an ``http_status``; they are mapped to
-HTTP and to MCP in exactly two places, the REST and MCP adapters. Two kinds of exception stay
+HTTP by the edge (adapters/http.py), each route in its own form: the REST envelope, JSON-RPC (the MCP
+adapter), an OAuth error (oauth/facade.py) or a page (the approvals function). Two kinds of exception stay
 outside the tree on purpose, because no caller ever sees them: the DynamoDB signals a store
 handles itself (``aws.dynamodb.ConditionFailedError``, ``TransactionCanceledError``), and the MCP
 adapter's ``RpcError``, which is a JSON-RPC answer rather than a tool call's refusal.

@@ -1,4 +1,5 @@
-"""The HTTP edge: how every function of ``template.yaml`` reads a request and answers it (section 17).
+"""The HTTP edge: how every function of ``template.yaml`` reads a request and answers it (the
+contract's "One HTTP edge": docs/contract.md).
 
 API Gateway hands each function a payload v2 event; ``Edge`` turns it into one ``Request`` (headers
 lower-cased once, the body decoded once), applies the rules every route shares (credentials in the
@@ -43,7 +44,7 @@ _API_ID = re.compile(r"[a-z0-9]{1,32}")
 FORM_MEDIA_TYPE = "application/x-www-form-urlencoded"
 MAX_FORM_BYTES = 16 * 1024  # a form of a few short fields (codes, a decision): anything larger is not one
 
-# --- the header set of each kind of answer (section 17), written once --------------------------------
+# --- the header set of each kind of answer, written once ----------------------------------------------
 JSON_HEADERS = {"content-type": "application/json", "x-content-type-options": "nosniff"}
 #: A page: nothing but inline CSS runs or loads; it posts only to itself and is never framed (a framed
 #: Approve or Allow button could be clicked through unseen; frame-ancestors works only as a header).
@@ -224,7 +225,7 @@ def envelope(request: Request, error: Exception) -> Response:
 def error_answer(
     error: ToolfrontError, request_id: str, headers: Mapping[str, str] | None = None
 ) -> Response:
-    """The error envelope (sections 4 and 16) with the error's status and headers (a 401 says how
+    """The error envelope (docs/contract.md, "Errors") with the error's status and headers (a 401 says how
     to authenticate)."""
     sent = {**(headers or {}), **error.headers}
     if error.http_status == 401:

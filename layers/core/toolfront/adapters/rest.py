@@ -1,6 +1,7 @@
 """The REST adapter: ``POST /v1/tools/{namespace}/{verb_noun}`` in, envelopes and statuses out.
 
-This module and the MCP adapter are the only places that map toolfront errors to a protocol.
+A call's refusal becomes the envelope here; the edge's own refusals (adapters/http.py) are answered
+in each route's form, which the route names.
 """
 
 from __future__ import annotations

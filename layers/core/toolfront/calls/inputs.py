@@ -1,7 +1,7 @@
 """The request body as tool input: size, media type and JSON checks.
 
-``parse_json`` is the one JSON reader of every entry (REST bodies, MCP messages, the approval
-form): besides the syntax it refuses what Python's parser lets through but no store, encoder or
+``parse_json`` is the one JSON reader of every entry (REST bodies, MCP messages, OAuth client
+metadata): besides the syntax it refuses what Python's parser lets through but no store, encoder or
 handler should meet: a body that is not UTF-8 (RFC 8259 8.1; ``json.loads`` would also take UTF-16
 and UTF-32), ``NaN``/``Infinity`` (also as an overflowing ``1e400``), a lone surrogate
 (``"\ud800"``: not encodable as UTF-8, so DynamoDB, hashing and the answer would fail on it), and

@@ -12,7 +12,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from toolfront.adapters.http import Edge, Request, Response, Route, origin_of
-from toolfront.errors import InvalidJsonError, StoreUnavailableError, ToolfrontError
+from toolfront.errors import InvalidJsonError, NotFoundError, StoreUnavailableError, ToolfrontError
 from toolfront.oauth import metadata
 from toolfront.oauth.authorize import Authorizer, error_redirect
 from toolfront.oauth.errors import OAuthError, RedirectableError
@@ -137,6 +137,8 @@ def as_oauth_error(error: Exception) -> OAuthError:
         logger.warning("a store of the sign-in facade is unavailable", exc_info=True)
         return OAuthError("temporarily_unavailable", "try again shortly", 503)
     assert isinstance(error, ToolfrontError)
+    if isinstance(error, NotFoundError):
+        return OAuthError("not_found", error.message, 404)
     return OAuthError(
         "invalid_request", error.message, getattr(error, "http_status", 400), headers=error.headers
     )

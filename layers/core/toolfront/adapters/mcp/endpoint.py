@@ -2,7 +2,7 @@
 
 Protocols 2025-03-26, 2025-06-18 and 2025-11-25 (``initialize`` handshake) and 2026-07-28 (no
 handshake: ``server/discover`` and the version in every request's ``_meta``). No sessions, no SSE.
-This module and the REST adapter are the only places that map toolfront errors to a protocol.
+Refusals become JSON-RPC errors here (``rpc_refusal``: the edge's, in the MCP routes' form).
 """
 
 from __future__ import annotations
