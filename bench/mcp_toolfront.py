@@ -65,7 +65,12 @@ def toolfront_endpoint() -> tuple[Any, StubCaller]:
 
     stub = StubCaller()
     authenticator = Authenticator(NeverCalledStore())  # type: ignore[arg-type]
-    endpoint = McpEndpoint(ToolCatalog(manifest_entries()), stub, authenticator.authenticate)
+    endpoint = McpEndpoint(
+        ToolCatalog(manifest_entries()),
+        stub,
+        authenticator.authenticate,
+        records=lambda actor, tool, key: None,  # no call here is sent as a task
+    )
     return Edge({"POST /mcp": Route(endpoint, rpc_refusal)}), stub
 
 

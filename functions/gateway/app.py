@@ -18,7 +18,7 @@ from toolfront.oauth.metadata import families_of
 from toolfront.settings import current
 from toolfront.tools.manifest import load_manifest
 from toolfront.tools.system import all_tools
-from toolfront.wiring import authenticator, core_tools, family_handler, sign_in_of
+from toolfront.wiring import admission, authenticator, core_tools, family_handler, sign_in_of
 
 system = family_handler("core", core_tools, core=True)
 
@@ -87,6 +87,7 @@ def mcp_endpoint() -> McpEndpoint:
         catalog,
         router,
         authenticator().authenticate,
+        records=admission().recorded,
         public_url=settings.public_url,
         region=settings.region,
         allowed_origins=settings.allowed_origins,

@@ -144,3 +144,93 @@ def test_tasks_are_advertised(catalogue: FamilyClient) -> None:
     tools = {t["name"]: t for t in catalogue.mcp("tools/list").body["result"]["tools"]}
     assert tools["catalogue-delete_product"]["execution"] == {"taskSupport": "optional"}
     assert "execution" not in tools["catalogue-get_product"]  # read-only: never held
+
+
+# A call that runs at once, sent as a task: a task already completed, read back like a held one.
+
+
+def create_as_task(catalogue: FamilyClient, sku: str, **extra: Any) -> dict[str, Any]:
+    arguments = {"sku": sku, "name": "Mug", "price_cents": 100, "currency": "EUR", **extra}
+    params = {"name": "catalogue-create_product", "arguments": arguments, "task": {"ttl": 60000}}
+    answer: dict[str, Any] = catalogue.mcp("tools/call", params).body
+    return answer
+
+
+def test_a_write_that_is_not_held_answers_a_completed_task_with_its_result(catalogue: FamilyClient) -> None:
+    sku = f"TASK-{uuid.uuid4().hex[:8]}"
+    task = create_as_task(catalogue, sku)["result"]["task"]
+    assert task["taskId"].startswith("tsk_") and task["status"] == "completed"
+    assert task["ttl"] == 24 * 3600 * 1000 and task["pollInterval"] == 5000
+    assert catalogue.mcp("tasks/get", {"taskId": task["taskId"]}).body["result"]["status"] == "completed"
+    result = catalogue.mcp("tasks/result", {"taskId": task["taskId"]}).body["result"]
+    assert result["isError"] is False and result["structuredContent"]["product"]["sku"] == sku
+    assert result["_meta"]["io.modelcontextprotocol/related-task"] == {"taskId": task["taskId"]}
+    assert catalogue.call("get_product", {"sku": sku}).status == 200
+    cancel = catalogue.mcp("tasks/cancel", {"taskId": task["taskId"]}).body["error"]
+    assert cancel["code"] == -32602 and "already completed" in cancel["message"]
+
+
+def test_a_task_with_the_callers_own_key_is_that_call_retried(catalogue: FamilyClient) -> None:
+    sku = f"TASK-{uuid.uuid4().hex[:8]}"
+    first = create_as_task(catalogue, sku, idempotency_key=f"k-{sku}")["result"]["task"]
+    again = create_as_task(catalogue, sku, idempotency_key=f"k-{sku}")["result"]["task"]
+    assert first["taskId"] == again["taskId"]  # the same call: its first answer, not already_exists
+    result = catalogue.mcp("tasks/result", {"taskId": again["taskId"]}).body["result"]
+    assert result["isError"] is False and result["structuredContent"]["product"]["sku"] == sku
+
+
+def test_a_tool_that_ran_and_refused_is_a_completed_task_with_an_error_result(
+    catalogue: FamilyClient,
+) -> None:
+    sku = product(catalogue)
+    task = create_as_task(catalogue, sku)["result"]["task"]  # the sku exists: the handler says so
+    assert task["status"] == "completed" and "exists" in task["statusMessage"]
+    result = catalogue.mcp("tasks/result", {"taskId": task["taskId"]}).body["result"]
+    assert result["isError"] is True and result["structuredContent"]["error"]["code"] == "already_exists"
+
+
+def test_a_call_refused_before_it_ran_is_no_task_but_an_error_saying_why(catalogue: FamilyClient) -> None:
+    sku = f"TASK-{uuid.uuid4().hex[:8]}"
+    refused = create_as_task(catalogue, sku, price_cents="ten")["error"]
+    assert refused["code"] == -32602 and refused["data"]["code"] == "invalid_input"
+    assert catalogue.call("get_product", {"sku": sku}).status == 404
+
+
+def test_nobody_else_reads_a_task_that_ran_at_once(catalogue: FamilyClient) -> None:
+    task = create_as_task(catalogue, f"TASK-{uuid.uuid4().hex[:8]}")["result"]["task"]
+    other = catalogue.caller(scopes=["catalogue.*"], permissions=["catalogue"], owner="someone-else")
+    public = catalogue.caller(key=False)
+    forged = task["taskId"][:-2] + ("AA" if not task["taskId"].endswith("AA") else "BB")
+    for who, task_id in (
+        (other, task["taskId"]),
+        (public, task["taskId"]),
+        (catalogue, forged),
+        (catalogue, "tsk_!"),
+    ):
+        for method in ("tasks/get", "tasks/result"):
+            # a public caller asks /mcp (/mcp/catalogue would ask it to sign in first)
+            path = "/mcp" if who is public else None
+            refused = who.mcp(method, {"taskId": task_id}, path=path).body["error"]
+            assert (refused["code"], refused["message"].endswith("Task not found")) == (-32602, True)
+
+
+def test_the_2026_extension_answers_a_completed_task_for_a_write_that_ran(catalogue: FamilyClient) -> None:
+    sku = f"TASK-{uuid.uuid4().hex[:8]}"
+    arguments = {"sku": sku, "name": "Mug", "price_cents": 100, "currency": "EUR"}
+    params = {"name": "catalogue-create_product", "arguments": arguments, "_meta": MODERN_CAPABILITIES}
+    created = catalogue.mcp("tools/call", params, version=MODERN_MCP_VERSION).body["result"]
+    assert (created["resultType"], created["status"]) == ("task", "completed")
+    assert created["result"]["structuredContent"]["product"]["sku"] == sku
+    read = {"taskId": created["taskId"], "_meta": MODERN_CAPABILITIES}
+    found = catalogue.mcp("tasks/get", read, version=MODERN_MCP_VERSION).body["result"]
+    assert (found["resultType"], found["status"]) == ("complete", "completed")
+    assert found["result"] == created["result"]
+
+
+def test_on_mcp_the_gateway_reads_back_the_task_the_family_function_kept(catalogue: FamilyClient) -> None:
+    sku = f"TASK-{uuid.uuid4().hex[:8]}"
+    arguments = {"sku": sku, "name": "Mug", "price_cents": 100, "currency": "EUR"}
+    params = {"name": "catalogue-create_product", "arguments": arguments, "task": {}}
+    task = catalogue.mcp("tools/call", params, path="/mcp").body["result"]["task"]
+    result = catalogue.mcp("tasks/result", {"taskId": task["taskId"]}, path="/mcp").body["result"]
+    assert result["structuredContent"]["product"]["sku"] == sku

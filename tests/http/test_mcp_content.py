@@ -1,7 +1,8 @@
 """Every kind of content block read by the official MCP clients (Python SDK 2.x and the TypeScript
-SDK): the shipped catalogue tools on the local stack (an embedded CSV or JSON resource, an SVG
-image, each with an output schema the clients validate ``structuredContent`` against), and a test
-family on an MCP endpoint of its own for the other kinds (audio, a blob resource, a resource link)."""
+SDK): the shipped catalogue tools on the local stack (an embedded CSV or JSON resource, a PNG image
+with its SVG as a resource, each with an output schema the clients validate ``structuredContent``
+against), and a test family on an MCP endpoint of its own for the other kinds (audio, a blob
+resource, a resource link)."""
 
 from __future__ import annotations
 
@@ -96,30 +97,47 @@ def test_the_python_sdk_reads_the_shipped_resource_and_image(
     assert f'{product["sku"]},"Mug ""A"" & <b>",1205,EUR' in resource.text.splitlines()
     listed = json.loads(json_export.content[0].resource.text)
     assert product in listed and json_export.content[0].resource.mime_type == "application/json"
-    image = label.content[0]
-    assert (image.type, image.mime_type) == ("image", "image/svg+xml")
-    svg = base64.b64decode(image.data).decode()
-    assert product["sku"] in svg and "Mug &quot;A&quot; &amp; &lt;b&gt;" in svg and "12.05 EUR" in svg
+    image, svg = label.content[0], label.content[1].resource
+    assert (image.type, image.mime_type) == ("image", "image/png")  # a type model APIs take
+    assert base64.b64decode(image.data).startswith(b"\x89PNG\r\n\x1a\n")
+    assert (str(svg.uri), svg.mime_type) == (
+        f"toolfront://catalogue/labels/{product['sku']}.svg",
+        "image/svg+xml",
+    )
+    assert (
+        product["sku"] in svg.text
+        and "Mug &quot;A&quot; &amp; &lt;b&gt;" in svg.text
+        and "12.05 EUR" in svg.text
+    )
     assert label.structured_content == {"sku": product["sku"]}
     assert label.content[-1].type == "text"  # the data as JSON text, for clients without structured output
 
 
-def test_rest_answers_the_label_as_svg_bytes_for_an_exact_accept(
+def test_rest_answers_the_label_as_svg_or_png_bytes_for_an_exact_accept(
     api: Any, reader_key: str, product: dict[str, Any]
 ) -> None:
     body = json.dumps({"sku": product["sku"]}).encode()
-    headers = {"Content-Type": "application/json", "Accept": "image/svg+xml"}
-    raw = api.request(
-        "POST", "/v1/tools/catalogue/get_product_label", body=body, headers=headers, key=reader_key
-    )
+
+    def label(accept: str) -> Any:
+        headers = {"Content-Type": "application/json", "Accept": accept}
+        return api.request(
+            "POST", "/v1/tools/catalogue/get_product_label", body=body, headers=headers, key=reader_key
+        )
+
+    raw = label("image/svg+xml")  # the README's curl
     assert raw.status == 200 and raw.headers["content-type"] == "image/svg+xml"
     assert raw.body.startswith(b"<svg") and product["sku"].encode() in raw.body
     assert raw.headers["x-request-id"]
+    assert raw.headers["content-security-policy"] == "default-src 'none'; sandbox"
+    png = label("image/png")
+    assert png.status == 200 and png.headers["content-type"] == "image/png"
+    assert png.body.startswith(b"\x89PNG\r\n\x1a\n")
+    refused = label("image/svg+xml;q=0")
+    assert refused.headers["content-type"] == "application/json"
     enveloped = api.call("catalogue.get_product_label", {"sku": product["sku"]}, key=reader_key).json()
-    assert (
-        enveloped["data"] == {"sku": product["sku"]}
-        and enveloped["content"][0]["mimeType"] == "image/svg+xml"
-    )
+    assert enveloped["data"] == {"sku": product["sku"]}
+    assert [block.get("mimeType") for block in enveloped["content"]] == ["image/png", None]
+    assert enveloped["content"][1]["resource"]["mimeType"] == "image/svg+xml"
 
 
 # --- the other kinds, on a test family's endpoint ----------------------------------------------------
@@ -180,6 +198,7 @@ def media_url(stack: LocalStack) -> Iterator[str]:
         ToolCatalog([{**tool.describe(), "module": "media"} for tool in registry]),
         LocalRouter(pipeline.run),
         lambda h, ip: actor,
+        records=admission.recorded,
     )
 
     edge = Edge({"POST /mcp": Route(endpoint, rpc_refusal)})
@@ -251,6 +270,7 @@ def test_the_typescript_sdk_reads_every_kind(
         exported["content"][0]["resource"]["mimeType"] == "text/csv" and exported["structured"]["count"] >= 1
     )
     assert label["content"][0]["type"] == "image" and label["structured"] == {"sku": product["sku"]}
+    assert (label["content"][0]["mimeType"], label["content"][1]["type"]) == ("image/png", "resource")
     media = node(media_url, "media-play_chime", "media-read_blob", "media-link_report")
     assert media["media-play_chime"]["content"] == [
         {"type": "audio", "data": base64.b64encode(WAV).decode(), "mimeType": "audio/wav"}

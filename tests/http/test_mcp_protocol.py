@@ -11,6 +11,7 @@ import pytest
 
 from tests.http.conftest import Api, Reply
 from toolfront.auth.keystore import DynamoDBKeyStore, issue_key
+from toolfront.testing import mcp_request_headers
 
 MODERN = "2026-07-28"
 VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
@@ -30,16 +31,19 @@ def rpc(
         message["id"] = message_id
     if params is not None:
         message["params"] = params
-    sent = {
-        "Content-Type": "application/json",
-        "Accept": "application/json, text/event-stream",
-        **(headers or {}),
-    }
+    sent = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    if isinstance(meta, dict) and VERSION_KEY in meta:  # 2026-07-28: headers mirror the body
+        sent |= {"MCP-Protocol-Version": meta[VERSION_KEY], **mcp_request_headers(message)}
+    sent |= headers or {}
     return api.request("POST", "/mcp", body=json.dumps(message).encode(), headers=sent, key=key)
 
 
 def modern(params: dict[str, Any] | None = None, version: str = MODERN) -> dict[str, Any]:
-    return {**(params or {}), "_meta": {VERSION_KEY: version}}
+    return {
+        **(params or {}),
+        "_meta": {VERSION_KEY: version, "io.modelcontextprotocol/clientCapabilities": {}},
+    }
 
 
 @pytest.fixture(scope="module")

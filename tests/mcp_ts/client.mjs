@@ -28,7 +28,7 @@ console.log(JSON.stringify({
   sessionId: transport.sessionId ?? null,
   tools: listed.tools.map((tool) => ({ name: tool.name, annotations: tool.annotations })),
   created: { isError: created.isError, structured: created.structuredContent },
-  missing: { isError: missing.isError, structured: missing.structuredContent },
+  missing: { isError: missing.isError, structured: missing.structuredContent ?? null, text: missing.content[0]?.text },
   held: { isError: held.isError, structured: held.structuredContent, text: held.content[0].text },
   unknown,
 }));

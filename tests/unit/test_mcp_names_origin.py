@@ -14,6 +14,7 @@ from tests.aws import EVENT_ADMIN_KEY, seed
 from tests.conftest import load_family
 from tests.helpers import load_event
 from toolfront.adapters.mcp.results import mcp_name, mcp_text
+from toolfront.testing import mcp_request_headers
 
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 MODEL_API_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
@@ -99,42 +100,119 @@ def test_a_401_carries_a_json_rpc_error_saying_why(gateway: Handler) -> None:
     }
 
 
-MODERN = {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}
+MODERN = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
 MODERN_HEADER = {"mcp-protocol-version": "2026-07-28"}
+
+
+def modern_rpc(gateway: Handler, method: str, params: dict[str, Any], **headers: str | None) -> Any:
+    """A 2026-07-28 request with the headers a client mirrors, ``headers`` changing them (None: left out)."""
+    mirrored = {k.lower(): v for k, v in mcp_request_headers({"method": method, "params": params}).items()}
+    sent = {**MODERN_HEADER, **mirrored, **headers}
+    return rpc(
+        gateway, method, {"_meta": MODERN, **params}, **{k: v for k, v in sent.items() if v is not None}
+    )
+
+
+def error_of(response: dict[str, Any]) -> tuple[int, int]:
+    return response["statusCode"], json.loads(response["body"])["error"]["code"]
 
 
 def test_2026_requests_without_the_version_in_meta_are_400_invalid_params(gateway: Handler) -> None:
     response = rpc(gateway, "tools/list", {}, **{"mcp-protocol-version": "2026-07-28"})
-    assert response["statusCode"] == 400 and json.loads(response["body"])["error"]["code"] == -32602
+    assert error_of(response) == (400, -32602)
 
 
 def test_2026_header_that_differs_from_meta_is_32020(gateway: Handler) -> None:
-    response = rpc(gateway, "ping", {"_meta": MODERN}, **{"mcp-protocol-version": "2025-11-25"})
-    assert response["statusCode"] == 400 and json.loads(response["body"])["error"]["code"] == -32020
+    response = modern_rpc(gateway, "tools/list", {}, **{"mcp-protocol-version": "2025-11-25"})
+    assert error_of(response) == (400, -32020)
 
 
-def test_initialize_is_not_part_of_2026(gateway: Handler) -> None:
-    response = rpc(gateway, "initialize", {"_meta": MODERN, "protocolVersion": "2026-07-28"}, **MODERN_HEADER)
-    assert response["statusCode"] == 404 and json.loads(response["body"])["error"]["code"] == -32601
+def test_2026_header_mismatch_is_named_before_an_unsupported_version(gateway: Handler) -> None:
+    # sep-2575-http-server-header-mismatch-400: the header says 2026-07-28, _meta v999.0.0
+    meta = {**MODERN, "io.modelcontextprotocol/protocolVersion": "v999.0.0"}
+    response = rpc(gateway, "tools/list", {"_meta": meta}, **MODERN_HEADER, **{"mcp-method": "tools/list"})
+    assert error_of(response) == (400, -32020)
+
+
+def test_2026_unsupported_version_with_a_matching_header_is_32022(gateway: Handler) -> None:
+    meta = {**MODERN, "io.modelcontextprotocol/protocolVersion": "v999.0.0"}
+    headers = {"mcp-protocol-version": "v999.0.0", "mcp-method": "tools/list"}
+    response = rpc(gateway, "tools/list", {"_meta": meta}, **headers)
+    assert error_of(response) == (400, -32022)
+    assert "2026-07-28" in json.loads(response["body"])["error"]["data"]["supported"]
+
+
+def test_2026_request_without_the_protocol_version_header_is_32020(gateway: Handler) -> None:
+    assert error_of(modern_rpc(gateway, "tools/list", {}, **{"mcp-protocol-version": None})) == (400, -32020)
+
+
+def test_2026_meta_without_client_capabilities_is_400_invalid_params(gateway: Handler) -> None:
+    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}
+    response = rpc(
+        gateway, "server/discover", {"_meta": meta}, **MODERN_HEADER, **{"mcp-method": "server/discover"}
+    )
+    assert error_of(response) == (400, -32602)
+
+
+@pytest.mark.parametrize("method", ["initialize", "ping", "tasks/result", "tasks/list", "resources/read"])
+def test_methods_outside_2026_are_404_whatever_their_headers(gateway: Handler, method: str) -> None:
+    # resources/read with an Mcp-Name naming its uri: still just a method this server lacks
+    response = modern_rpc(gateway, method, {"uri": "test://x"}, **{"mcp-name": "test://x"})
+    assert error_of(response) == (404, -32601)
 
 
 @pytest.mark.parametrize(
-    "headers", [{"mcp-method": "tools/list"}, {"mcp-method": "tools/call", "mcp-name": "system-list_tools"}]
+    "headers",
+    [
+        {"mcp-method": "tools/list"},
+        {"mcp-name": "system-list_tools"},
+        {"mcp-method": None},
+        {"mcp-name": None},
+        {"mcp-name": "=?base64?c3lzdGVtLWxpc3RfdG9vbHM=?="},  # system-list_tools
+        {"mcp-name": "=?base64?not base64?="},
+    ],
 )
-def test_2026_mcp_method_and_name_headers_must_match_the_body(
-    gateway: Handler, headers: dict[str, str]
+def test_2026_mcp_method_and_name_headers_are_required_and_must_match_the_body(
+    gateway: Handler, headers: dict[str, str | None]
 ) -> None:
-    params = {"_meta": MODERN, "name": "system-get_actor", "arguments": {}}
-    response = rpc(gateway, "tools/call", params, **MODERN_HEADER, **headers)
-    assert response["statusCode"] == 400 and json.loads(response["body"])["error"]["code"] == -32020
+    params = {"name": "system-get_actor", "arguments": {}}
+    assert error_of(modern_rpc(gateway, "tools/call", params, **headers)) == (400, -32020)
 
 
-def test_2026_headers_that_match_are_served(gateway: Handler) -> None:
-    params = {"_meta": MODERN, "name": "system-get_actor", "arguments": {}}
-    headers = {
-        "mcp-method": "tools/call",
-        "mcp-name": "system-get_actor",
-        "mcp-protocol-version": "2026-07-28",
-    }
-    response = rpc(gateway, "tools/call", params, **headers)
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {},
+        {
+            "mcp-name": "   system-get_actor  ",
+            "mcp-method": "\ttools/call ",
+        },  # RFC 9110: OWS is not the value
+        {"mcp-name": "=?base64?c3lzdGVtLWdldF9hY3Rvcg==?="},  # system-get_actor
+    ],
+)
+def test_2026_headers_that_match_are_served(gateway: Handler, headers: dict[str, str]) -> None:
+    response = modern_rpc(gateway, "tools/call", {"name": "system-get_actor", "arguments": {}}, **headers)
     assert response["statusCode"] == 200 and json.loads(response["body"])["result"]["isError"] is False
+
+
+def test_2026_tasks_methods_without_the_extension_are_400_missing_capability(gateway: Handler) -> None:
+    for method in ("tasks/get", "tasks/cancel", "tasks/update"):
+        response = modern_rpc(gateway, method, {"taskId": "apr_x"})
+        assert error_of(response) == (400, -32021), method
+        data = json.loads(response["body"])["error"]["data"]
+        assert "io.modelcontextprotocol/tasks" in data["requiredCapabilities"]["extensions"]
+
+
+def test_2026_a_task_name_header_naming_another_task_is_32020(gateway: Handler) -> None:
+    response = modern_rpc(gateway, "tasks/get", {"taskId": "apr_x"}, **{"mcp-name": "apr_y"})
+    assert error_of(response) == (400, -32020)
+
+
+def test_2026_notifications_are_accepted_without_routing_headers(gateway: Handler) -> None:
+    message = {"jsonrpc": "2.0", "method": "notifications/initialized", "params": {"_meta": MODERN}}
+    event = load_event("mcp_tools_call", body=json.dumps(message))
+    event["headers"] = {**event["headers"], **MODERN_HEADER}
+    assert gateway(event, None)["statusCode"] == 202

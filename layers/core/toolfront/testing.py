@@ -22,6 +22,7 @@ so this module (which ships in the layer) never imports the local stack's packag
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
@@ -37,6 +38,21 @@ TESTER = "tester"  # the principal the default caller's key belongs to
 ENTRY_POINTS = "toolfront.testing"  # the group where a local stack offers itself as ``local_stack``
 MCP_VERSION = "2025-11-25"
 MODERN_MCP_VERSION = "2026-07-28"
+
+
+def mcp_request_headers(message: Mapping[str, Any]) -> dict[str, str]:
+    """The headers a 2026-07-28 client mirrors from a request's body: ``Mcp-Method`` and, for a
+    named target, ``Mcp-Name`` (Base64 in its sentinel when it is not plain ASCII)."""
+    from toolfront.adapters.mcp.protocol import BASE64_SENTINEL, NAMED_BY
+
+    headers = {"Mcp-Method": str(message["method"])}
+    params = message.get("params") or {}
+    target = params.get(NAMED_BY.get(str(message["method"]), ""))
+    if isinstance(target, str):
+        plain = target.isascii() and target.isprintable() and target == target.strip()
+        start, end = BASE64_SENTINEL
+        headers["Mcp-Name"] = target if plain else f"{start}{base64.b64encode(target.encode()).decode()}{end}"
+    return headers
 
 
 class TestStack(Protocol):
@@ -144,11 +160,17 @@ class FamilyClient:
         a handshake (the version in ``params._meta``)."""
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": 1, "method": method}
         sent = dict(params or {})
-        if version == MODERN_MCP_VERSION:  # no handshake: the version rides in every request's _meta
-            sent["_meta"] = {"io.modelcontextprotocol/protocolVersion": version, **sent.get("_meta", {})}
+        if version == MODERN_MCP_VERSION:  # no handshake: version and capabilities in every _meta
+            sent["_meta"] = {
+                "io.modelcontextprotocol/protocolVersion": version,
+                "io.modelcontextprotocol/clientCapabilities": {},
+                **sent.get("_meta", {}),
+            }
         if sent:
             message["params"] = sent
         headers = {"MCP-Protocol-Version": version, "Accept": "application/json, text/event-stream"}
+        if version == MODERN_MCP_VERSION:
+            headers.update(mcp_request_headers(message))
         return self._post(path or f"/mcp/{self.family}", message, headers)
 
     def caller(

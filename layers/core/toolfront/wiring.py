@@ -326,6 +326,7 @@ class FamilyHandler:
                 ToolCatalog(served),
                 LocalRouter(self.run),
                 authenticator().authenticate,
+                records=admission().recorded,
                 public_url=settings.public_url,
                 region=settings.region,
                 allowed_origins=settings.allowed_origins,

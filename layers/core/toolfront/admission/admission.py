@@ -22,7 +22,15 @@ from datetime import UTC, datetime
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from toolfront.admission.idempotency import Claim, Replay, outcome_of_conflict
+from toolfront.admission.idempotency import (
+    Claim,
+    Recorded,
+    Replay,
+    outcome_of_conflict,
+    record_id,
+    record_scope,
+    recorded,
+)
 from toolfront.admission.keyed import KeyRead, key_bucket
 from toolfront.admission.ratelimit import (
     WINDOW_US,
@@ -283,6 +291,21 @@ class Admission:
             # before, and the record on its own (the chain was left; a new one takes it).
             self._write_quietly("update_item", update)
             log.append(entry)
+
+    def recorded(self, actor: Actor, tool: str, key: str) -> Recorded | None:
+        """The record ``actor``'s call of ``tool`` with ``key`` left, if any (kept 24 hours)."""
+        pk = record_id(record_scope(actor), tool, key)
+        found = dynamodb.call(
+            self.client,
+            "get_item",
+            TableName=self._idempotency_table,
+            Key={"pk": {"S": pk}},
+            ConsistentRead=True,
+        )
+        if "Item" not in found:
+            return None
+        parts = partial(bodies.read_parts, self.client, self._idempotency_table, "pk", pk)
+        return recorded(found["Item"], parts)
 
     def release(self, claim: Claim) -> None:
         self._write_quietly("delete_item", claim.release(self._idempotency_table))

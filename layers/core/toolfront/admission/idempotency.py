@@ -35,6 +35,7 @@ from toolfront.tools.rules import CONTROL_FIELDS
 if TYPE_CHECKING:
     from toolfront.audit.log import AuditLog
     from toolfront.audit.records import AuditEntry
+    from toolfront.auth.actors import Actor
 
     AuditWrite = tuple[AuditLog, AuditEntry]  # the log and the call's record, written with the answer
 
@@ -83,6 +84,12 @@ def fingerprint(tool: str, arguments: Mapping[str, Any]) -> str:
     """SHA-256 of the canonical JSON of the input (sorted keys, control fields removed)."""
     text = canonical_json({"tool": tool, "input": without_control_fields(arguments)})
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def record_scope(actor: Actor) -> str:
+    """Whose records a call's keys name: its key, Cognito user or client token (never a principal's
+    other keys: a retry comes from the caller that sent the first call)."""
+    return f"{actor.kind}#{actor.id}"
 
 
 def record_id(scope: str, tool: str, key: str) -> str:
@@ -173,6 +180,23 @@ class Replay:
 
     def data(self) -> Any:
         return json.loads(self.body)
+
+
+@dataclass(frozen=True, slots=True)
+class Recorded:
+    """A record as its caller may read it back (an MCP task of a call that ran at once)."""
+
+    created_us: int
+    answer: Replay | None  # None: the call is still running (or ended with no answer kept)
+
+
+def recorded(old: dict[str, Any], read_parts: Callable[[int], list[bytes]]) -> Recorded:
+    """What the record item ``old`` holds."""
+    created = int(old.get("created_us", {}).get("N", "0"))
+    if old.get("status", {}).get("S") == Status.COMPLETED and "response_body" in old:
+        answer = Replay(int(old["response_status"]["N"]), unpack(old["response_body"], read_parts))
+        return Recorded(created, answer)
+    return Recorded(created, None)
 
 
 def outcome_of_conflict(

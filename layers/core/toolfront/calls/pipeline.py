@@ -28,6 +28,7 @@ from toolfront.admission.idempotency import (
     Replay,
     fingerprint,
     record_id,
+    record_scope,
     requested_key,
     without_control_fields,
 )
@@ -232,7 +233,7 @@ class CallPipeline:
         if key is None or actor.kind is ActorKind.ANONYMOUS:
             return None
         return Claim(
-            scope=f"{actor.kind}#{actor.id}",
+            scope=record_scope(actor),
             tool=tool.name,
             key=key,
             # one digest of the input per call: the audit record's, when it has one

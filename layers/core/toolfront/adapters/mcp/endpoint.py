@@ -8,6 +8,7 @@ Refusals become JSON-RPC errors here (``rpc_refusal``: the edge's, in the MCP ro
 from __future__ import annotations
 
 import json
+import secrets
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -16,29 +17,51 @@ from urllib.parse import urlsplit
 
 from toolfront import __version__
 from toolfront.adapters.http import Request, Response, error_answer, origin_of
-from toolfront.adapters.mcp.results import ToolCatalog, mcp_name, result_of_answer
+from toolfront.adapters.mcp.protocol import (
+    HANDSHAKE_VERSIONS,
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    SUPPORTED_VERSIONS,
+    RpcError,
+    parse_message,
+    speaks_modern,
+)
+from toolfront.adapters.mcp.results import (
+    ToolCatalog,
+    has_output_schema,
+    mcp_name,
+    offers_tasks,
+    result_of_answer,
+)
 from toolfront.adapters.mcp.tasks import (
+    CLIENT_CAPABILITIES,
     LEGACY_CAPABILITY,
+    MISSING_CAPABILITY,
     MODERN_CAPABILITY,
-    HeldCallTasks,
+    CallTasks,
+    RecordReader,
     TaskError,
+    TaskForm,
+    call_task_id,
+    create_result,
     created_task,
+    finished_task,
+    missing_tasks_capability,
     requested_form,
 )
+from toolfront.admission.idempotency import HEADER as KEY_HEADER
+from toolfront.admission.idempotency import KEY_FIELD
 from toolfront.auth.access import may_call
 from toolfront.auth.actors import Actor
-from toolfront.calls.inputs import is_json_media_type
 from toolfront.calls.remote import ToolCall
 from toolfront.encoding import compact_json as _encode
 from toolfront.encoding import rfc3339
-from toolfront.errors import InvalidJsonError, StoreUnavailableError, ToolfrontError, UnauthenticatedError
+from toolfront.errors import StoreUnavailableError, ToolfrontError, UnauthenticatedError
 from toolfront.oauth.metadata import challenge
 
-HANDSHAKE_VERSIONS = ("2025-03-26", "2025-06-18", "2025-11-25")
-MODERN_VERSION = "2026-07-28"
-SUPPORTED_VERSIONS = (*HANDSHAKE_VERSIONS, MODERN_VERSION)
 LIST_CACHE_SIZE = 256  # tools/list answers kept, one per distinct caller rights
-VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
 SERVER_INFO = {"name": "toolfront", "title": "toolfront", "version": __version__}
 CAPABILITIES = {"tools": {"listChanged": False}}
 TASK_METHODS = frozenset({"tasks/get", "tasks/result", "tasks/cancel"})
@@ -49,10 +72,6 @@ INSTRUCTIONS = (
     "to retry safely."
 )
 
-PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS = -32700, -32600, -32601, -32602
-UNSUPPORTED_VERSION = -32022
-HEADER_MISMATCH = -32020  # 2026-07-28: a header says something else than the body
-REMOVED_IN_MODERN = frozenset({"initialize"})
 UNAUTHENTICATED = -32001  # a server error code clients show as the message it carries
 
 
@@ -88,17 +107,6 @@ class _Caller:
         )
 
 
-class RpcError(Exception):
-    """A JSON-RPC error answer (``message_id``: the request's id, when the request had a valid one)."""
-
-    def __init__(
-        self, code: int, message: str, data: Any = None, http_status: int = 200, *, message_id: Any = None
-    ) -> None:
-        super().__init__(message)
-        self.code, self.message, self.data, self.http_status = code, message, data, http_status
-        self.message_id = message_id
-
-
 class McpEndpoint:
     """Answers MCP requests for every tool of ``catalog``."""
 
@@ -108,6 +116,7 @@ class McpEndpoint:
         call_tool: ToolCaller,
         authenticate: Callable[[Mapping[str, str], str], Actor],
         *,
+        records: RecordReader,
         public_url: str | None = None,
         region: str = "",
         allowed_origins: frozenset[str] = frozenset(),
@@ -118,7 +127,8 @@ class McpEndpoint:
         self._allowed_origins = frozenset(o.strip().rstrip("/").lower() for o in allowed_origins)
         self._catalog = catalog
         self._call_tool = call_tool
-        self._tasks = HeldCallTasks(call_tool)
+        self._tasks = CallTasks(call_tool, records)
+        self._records = records
         self._authenticate = authenticate
         self._lists: dict[tuple[bool, frozenset[str], frozenset[str], bool], str] = {}
 
@@ -132,7 +142,7 @@ class McpEndpoint:
             why = f"requests from the origin {origin!r} are not allowed"
             return _rpc_error(None, RpcError(INVALID_REQUEST, why, http_status=403))
         try:
-            message = _message(request)
+            message = parse_message(request)
         except RpcError as error:
             return _rpc_error(error.message_id, error)
         try:
@@ -149,7 +159,7 @@ class McpEndpoint:
         if "id" not in message:  # a notification (notifications/initialized...): accepted, no answer
             return Response.empty(202)
         try:
-            no_handshake = _without_handshake(message, headers)
+            no_handshake = speaks_modern(message, headers)
             caller = _Caller(headers, request_id, request.source_ip, base_url, request.function)
             text = self._dispatch(message, actor, caller, no_handshake)
         except RpcError as error:
@@ -177,19 +187,21 @@ class McpEndpoint:
         method, params = message["method"], message.get("params") or {}
         if method == "initialize":
             return _encode(_initialize(params))
-        if method == "ping":
-            return _encode(_complete({}, no_handshake))
+        if method == "ping":  # gone from 2026-07-28 (refused before this)
+            return _encode({})
         if method == "server/discover":
             return _encode(_discover())
         if method == "tools/list":
             return self._tools_list(actor, no_handshake)
         if method == "tools/call":
             return _encode(_complete(self._tools_call(params, actor, caller, no_handshake), no_handshake))
+        if method == "tasks/update" and no_handshake:  # only the extension's clients reach it
+            raise _task_error(_task_update(params))
         if method in TASK_METHODS and not (no_handshake and method == "tasks/result"):
             try:
-                answer = self._tasks.answer(method, params, caller.core_call, no_handshake)
+                answer = self._tasks.answer(method, params, caller.core_call, actor, no_handshake)
             except TaskError as error:
-                raise RpcError(error.code, error.message, error.data) from None
+                raise _task_error(error) from None
             return _encode(_complete(answer, no_handshake))
         raise RpcError(
             METHOD_NOT_FOUND, f"method not found: {method}", http_status=404 if no_handshake else 200
@@ -226,6 +238,19 @@ class McpEndpoint:
             arguments = {}
         if not isinstance(arguments, dict):
             raise RpcError(INVALID_PARAMS, "arguments must be an object")
+        form = requested_form(params, no_handshake)
+        # A held call as a task, for a client that asked and a requester that can read it back by
+        # the task's id alone (a key or a token: a guest's session token is not in tasks/get).
+        as_task = form is not None and actor.authenticated
+        # A tool that offers tasks answers one whatever happens (2025-11-25: "MUST return a
+        # CreateTaskResult"): a call that runs at once keeps its answer in its idempotency
+        # record, under a key of its own when the client sent none.
+        key = None
+        if as_task and offers_tasks(tool):
+            key = arguments.get(KEY_FIELD, caller.headers.get(KEY_HEADER))
+            if key is None:
+                key = f"task-{secrets.token_urlsafe(18)}"
+                arguments = {**arguments, KEY_FIELD: key}
         status, body = self._call_tool(
             ToolCall(
                 str(tool["name"]),  # the dotted name: the family's pipeline knows its tools by it
@@ -237,12 +262,20 @@ class McpEndpoint:
                 caller.function,
             )
         )
-        form = requested_form(params, no_handshake)
-        # A held call as a task, for a client that asked and a requester that can read it back by
-        # the task's id alone (a key or a token: a guest's session token is not in tasks/get).
-        if status == 202 and form is not None and actor.authenticated:
-            return created_task(body["data"], form, rfc3339(datetime.now(UTC)))
-        return result_of_answer(status, body)
+        now = rfc3339(datetime.now(UTC))
+        if status == 202 and as_task:
+            assert form is not None
+            return created_task(body["data"], form, now)
+        if key is None or form is None:
+            return result_of_answer(status, body, typed=has_output_schema(tool))
+        task_id = call_task_id(str(tool["name"]), str(key))
+        if status >= 300 and self._records(actor, str(tool["name"]), str(key)) is None:
+            # refused before it ran (its input, rights, budget): no task was made; the error says why
+            error = body["error"]
+            code = INTERNAL_ERROR if status >= 500 else INVALID_PARAMS
+            raise RpcError(code, str(error.get("message")), error)
+        task = finished_task(task_id, status, body, form, now)
+        return create_result(task, form)
 
 
 def _complete(result: dict[str, Any], no_handshake: bool) -> dict[str, Any]:
@@ -277,31 +310,6 @@ def _discover() -> dict[str, Any]:
     }
 
 
-def _message(request: Request) -> dict[str, Any]:
-    """The one JSON-RPC message of the request (batches were removed from MCP in 2025-06-18)."""
-    content_type = request.headers.get("content-type")
-    if content_type and not is_json_media_type(content_type):
-        raise RpcError(INVALID_REQUEST, "send JSON-RPC as application/json", http_status=415)
-    try:
-        message = request.json()
-    except InvalidJsonError as refused:
-        raise RpcError(PARSE_ERROR, refused.message, http_status=400) from None
-    if (
-        not isinstance(message, dict)
-        or message.get("jsonrpc") != "2.0"
-        or not isinstance(message.get("method"), str)
-    ):
-        raise RpcError(INVALID_REQUEST, "expected one JSON-RPC 2.0 request or notification", http_status=400)
-    if "id" in message and not _valid_id(message["id"]):
-        raise RpcError(INVALID_REQUEST, "a request id is a string, an integer or null", http_status=400)
-    if message.get("params") is not None and not isinstance(message["params"], dict):
-        # answered with the request's id: it was valid
-        raise RpcError(
-            INVALID_PARAMS, "params must be an object", http_status=400, message_id=message.get("id")
-        )
-    return message
-
-
 def _is_loopback(origin: str) -> bool:
     host = urlsplit(origin).hostname or ""
     return host in ("localhost", "127.0.0.1", "::1")
@@ -321,62 +329,24 @@ def rpc_refusal(request: Request, error: Exception) -> Response:
     return _rpc_error(None, rpc)
 
 
-def _valid_id(value: Any) -> bool:
-    return value is None or isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
-
-
-def _without_handshake(message: dict[str, Any], headers: Mapping[str, str]) -> bool:
-    """Whether the request speaks 2026-07-28 (its ``_meta`` carries the version); refuses unknown
-    versions, and holds requests of that revision to its rules: the version in ``_meta`` (and the
-    header, when sent, saying the same), no ``initialize``, ``Mcp-Method``/``Mcp-Name`` headers
-    matching the body."""
-    params = message.get("params")
-    meta = params.get("_meta") if isinstance(params, dict) else None
-    version = meta.get(VERSION_KEY) if isinstance(meta, dict) else None
-    header = headers.get("mcp-protocol-version")
-    if version is None:
-        if header and header not in SUPPORTED_VERSIONS and message["method"] != "initialize":
-            raise RpcError(INVALID_REQUEST, f"unsupported protocol version {header}", http_status=400)
-        if header == MODERN_VERSION:
-            raise RpcError(
-                INVALID_PARAMS,
-                f"a {MODERN_VERSION} request carries its version in params._meta",
-                http_status=400,
-            )
-        return False
-    if version not in SUPPORTED_VERSIONS:
-        supported = {"supported": list(SUPPORTED_VERSIONS), "requested": version}
-        raise RpcError(
-            UNSUPPORTED_VERSION, f"unsupported protocol version {version}", supported, http_status=400
-        )
-    if version != MODERN_VERSION:
-        return False
-    if header is not None and header != version:
-        raise RpcError(HEADER_MISMATCH, "the MCP-Protocol-Version header differs from _meta", http_status=400)
-    _check_echoed_headers(message, headers)
-    if message["method"] in REMOVED_IN_MODERN:
-        raise RpcError(
-            METHOD_NOT_FOUND, f"{message['method']} is not part of {MODERN_VERSION}", http_status=404
-        )
-    return True
-
-
-def _check_echoed_headers(message: dict[str, Any], headers: Mapping[str, str]) -> None:
-    """``Mcp-Method`` and ``Mcp-Name``, when sent, say what the body says (proxies route on them)."""
-    method = headers.get("mcp-method")
-    if method is not None and method != message["method"]:
-        raise RpcError(
-            HEADER_MISMATCH, "the Mcp-Method header differs from the body's method", http_status=400
-        )
-    name = headers.get("mcp-name")
-    params = message.get("params")
-    key = "taskId" if str(message["method"]).startswith("tasks/") else "name"  # the tasks extension's
-    if name is not None and name != (params.get(key) if isinstance(params, dict) else None):
-        raise RpcError(HEADER_MISMATCH, f"the Mcp-Name header differs from the body's {key}", http_status=400)
-
-
 def _rpc_error(message_id: Any, error: RpcError) -> Response:
     body: dict[str, Any] = {"code": error.code, "message": error.message}
     if error.data is not None:
         body["data"] = error.data
     return Response.json_text(error.http_status, _encode({"jsonrpc": "2.0", "id": message_id, "error": body}))
+
+
+def _task_update(params: dict[str, Any]) -> TaskError:
+    """``tasks/update`` (the extension's answer to a task's input request): toolfront's tasks never
+    ask for input, so there is never one to answer."""
+    meta = params.get("_meta")
+    capabilities = meta.get(CLIENT_CAPABILITIES) if isinstance(meta, dict) else None
+    if requested_form(params, True) is not TaskForm.MODERN or not isinstance(capabilities, dict):
+        return missing_tasks_capability()
+    return TaskError(INVALID_PARAMS, "Failed to update task: the task is not waiting for input")
+
+
+def _task_error(error: TaskError) -> RpcError:
+    # On HTTP, a missing client capability is a 400 (2026-07-28, MissingRequiredClientCapability)
+    status = 400 if error.code == MISSING_CAPABILITY else 200
+    return RpcError(error.code, error.message, error.data, http_status=status)

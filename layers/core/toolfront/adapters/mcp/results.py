@@ -59,15 +59,32 @@ def tool_entry(tool: dict[str, Any]) -> dict[str, Any]:
             "openWorldHint": hints["open_world"],
         },
     }
-    if tool["audience"] == "admin" and ToolInfo.of(tool).may_be_held:  # a held call may be a task
+    if offers_tasks(tool):
         entry["execution"] = {"taskSupport": "optional"}
-    if tool.get("output_schema"):
+    # A held call's structuredContent is the pending_approval data, which clients refuse against
+    # the tool's outputSchema (they validate it): only a tool that is never held declares one.
+    if has_output_schema(tool):
         entry["outputSchema"] = tool["output_schema"]
     if tool.get("icons"):
         entry["icons"] = [_icon(icon) for icon in tool["icons"]]
     if tool.get("meta") is not None:
         entry["_meta"] = tool["meta"]
     return entry
+
+
+def has_output_schema(tool: dict[str, Any]) -> bool:
+    """Whether the tool's MCP entry has an ``outputSchema``: it declares one and is never held (a
+    held call's ``structuredContent`` is its ``pending_approval`` data, which no client would
+    accept against the tool's schema)."""
+    return bool(tool.get("output_schema")) and not ToolInfo.of(tool).may_be_held
+
+
+def offers_tasks(tool: dict[str, Any]) -> bool:
+    """Whether a tool takes tasks (``execution.taskSupport``): an admin write that a person may
+    have to confirm (a held call is a task), whose answer its idempotency record keeps (so a call
+    that runs at once is a task too: ``tasks.py``)."""
+    info = ToolInfo.of(tool)
+    return tool["audience"] == "admin" and info.may_be_held and info.offers_idempotency
 
 
 def _icon(icon: dict[str, Any]) -> dict[str, Any]:
@@ -99,10 +116,13 @@ def success_result(data: Any) -> dict[str, Any]:
     return {"content": [{"type": "text", "text": _encode(data)}], "structuredContent": data, "isError": False}
 
 
-def error_result(error: dict[str, Any]) -> dict[str, Any]:
-    """A per-call failure: a normal result with ``isError``, carrying the REST error object."""
+def error_result(error: dict[str, Any], *, typed: bool = False) -> dict[str, Any]:
+    """A per-call failure: a normal result with ``isError``, carrying the REST error object (in
+    ``structuredContent`` too, unless the tool's entry has an ``outputSchema``: clients check
+    ``structuredContent`` against it, the TypeScript SDK even on an ``isError`` result)."""
     body = {"error": error}
-    return {"content": [{"type": "text", "text": _encode(body)}], "structuredContent": body, "isError": True}
+    result: dict[str, Any] = {"content": [{"type": "text", "text": _encode(body)}], "isError": True}
+    return result if typed else {**result, "structuredContent": body}
 
 
 def held_result(data: dict[str, Any]) -> dict[str, Any]:
@@ -116,10 +136,11 @@ def held_result(data: dict[str, Any]) -> dict[str, Any]:
     return {"content": [{"type": "text", "text": text}], "structuredContent": data, "isError": False}
 
 
-def result_of_answer(status: int, body: dict[str, Any]) -> dict[str, Any]:
-    """The MCP result of a tool call's REST answer (status and envelope)."""
+def result_of_answer(status: int, body: dict[str, Any], *, typed: bool = False) -> dict[str, Any]:
+    """The MCP result of a tool call's REST answer (status and envelope); ``typed``: the tool's
+    entry has an ``outputSchema`` (``has_output_schema``)."""
     if "error" in body:
-        return error_result(body["error"])
+        return error_result(body["error"], typed=typed)
     if status == 202:
         return held_result(body["data"])
     if "content" in body:
