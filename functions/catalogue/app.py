@@ -7,6 +7,7 @@ import math
 from typing import Any
 
 import exports
+import labels
 import products
 
 from toolfront import CallContext, Tool, ToolError, ToolResult, dynamodb, family_handler, results
@@ -40,6 +41,25 @@ _PRODUCT = {
     "required": ["sku", "name", "price_cents", "currency"],
     "additionalProperties": False,
 }
+
+
+def _fields(**fields: dict[str, Any]) -> dict[str, Any]:
+    """The schema of an object of exactly these fields, each required."""
+    return {"type": "object", "properties": fields, "required": list(fields), "additionalProperties": False}
+
+
+# A product as answered: its fields' types, not the input's limits (a product written some other
+# way, by a migration or the console, is still read rather than turned into a 500).
+_PRODUCT_OUT = _fields(
+    **{
+        name: {k: v for k, v in field.items() if k in ("type", "description")}
+        for name, field in _PRODUCT["properties"].items()
+    }
+)
+_ONE_PRODUCT = _fields(product=_PRODUCT_OUT)
+_NEXT_CURSOR = {"type": ["string", "null"], "description": "The next page's cursor; null on the last."}
+_PAGE = _fields(products={"type": "array", "items": _PRODUCT_OUT}, next_cursor=_NEXT_CURSOR)
+_UPDATED = _fields(updated={"type": "integer", "minimum": 0, "description": "How many products changed."})
 
 
 def list_products(data: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
@@ -181,23 +201,11 @@ def export_products(data: dict[str, Any], ctx: CallContext) -> ToolResult:
 
 
 def get_product_label(data: dict[str, Any], ctx: CallContext) -> ToolResult:
+    """The label as a PNG image (what model APIs take) and as SVG, an embedded resource."""
     product = get_product(data, ctx)["product"]
-    price = f"{product['price_cents'] // 100}.{product['price_cents'] % 100:02d} {product['currency']}"
-    lines = (("sku", product["sku"], 16), ("name", product["name"], 22), ("price", price, 30))
-    texts = "".join(
-        f'<text x="16" y="{28 + 36 * i}" font-size="{size}" class="{kind}">{_xml(value)}</text>'
-        for i, (kind, value, size) in enumerate(lines)
-    )
-    svg = (
-        '<svg xmlns="http://www.w3.org/2000/svg" width="320" height="128" viewBox="0 0 320 128">'
-        '<rect width="320" height="128" rx="8" fill="#fff" stroke="#222" stroke-width="2"/>'
-        f'<g font-family="sans-serif" fill="#222">{texts}</g></svg>'
-    )
-    return ToolResult(content=[results.image(svg.encode("utf-8"))], data={"sku": product["sku"]})
-
-
-def _xml(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+    uri = f"toolfront://catalogue/labels/{product['sku']}.svg"
+    svg = results.embedded_resource(uri, text=labels.svg(product), mime_type="image/svg+xml")
+    return ToolResult([results.image(labels.png(product), "image/png"), svg], data={"sku": product["sku"]})
 
 
 def api_tools() -> list[Tool]:
@@ -220,6 +228,7 @@ def api_tools() -> list[Tool]:
                 },
                 "additionalProperties": False,
             },
+            output_schema=_PAGE,
             annotations={"read_only": True, "idempotent": True},
         ),
         Tool.new(
@@ -229,12 +238,8 @@ def api_tools() -> list[Tool]:
             **admin,
             title="Get a product",
             description="Returns one product by sku. An unknown sku is a not_found error. Read-only.",
-            input_schema={
-                "type": "object",
-                "properties": {"sku": _SKU},
-                "required": ["sku"],
-                "additionalProperties": False,
-            },
+            input_schema=_fields(sku=_SKU),
+            output_schema=_ONE_PRODUCT,
             annotations={"read_only": True, "idempotent": True},
         ),
         Tool.new(
@@ -259,12 +264,7 @@ def api_tools() -> list[Tool]:
                 },
                 "additionalProperties": False,
             },
-            output_schema={
-                "type": "object",
-                "properties": {"count": {"type": "integer", "minimum": 0}},
-                "required": ["count"],
-                "additionalProperties": False,
-            },
+            output_schema=_fields(count={"type": "integer", "minimum": 0}),
             annotations={"read_only": True, "idempotent": True},
         ),
         Tool.new(
@@ -273,22 +273,13 @@ def api_tools() -> list[Tool]:
             handler=get_product_label,
             **admin,
             title="Get a product's price label",
-            description="Draws the price label of one product as an SVG image (image/svg+xml) naming its "
-            "sku, name and price, for printing or showing to a person. An unknown sku is a not_found "
-            "error. Read-only.",
-            input_schema={
-                "type": "object",
-                "properties": {"sku": _SKU},
-                "required": ["sku"],
-                "additionalProperties": False,
-            },
-            output_schema={
-                "type": "object",
-                "properties": {"sku": _SKU},
-                "required": ["sku"],
-                "additionalProperties": False,
-            },
-            mime_type="image/svg+xml",
+            description="Draws the price label of one product, naming its sku, name and price: a PNG "
+            "image (image/png) to look at, and the same label as SVG (an embedded image/svg+xml "
+            "resource) for printing. On REST, Accept: image/png or Accept: image/svg+xml answers that "
+            "file itself. An unknown sku is a not_found error. Read-only.",
+            input_schema=_fields(sku=_SKU),
+            output_schema=_fields(sku=_SKU),
+            mime_type=["image/png", "image/svg+xml"],
             annotations={"read_only": True, "idempotent": True},
         ),
         Tool.new(
@@ -300,6 +291,7 @@ def api_tools() -> list[Tool]:
             description="Adds a product with its sku, name, price in cents and ISO currency. Fails with "
             "already_exists if the sku is taken; nothing is overwritten.",
             input_schema=_PRODUCT,
+            output_schema=_ONE_PRODUCT,
         ),
         Tool.new(
             name="catalogue.set_prices",
@@ -328,6 +320,7 @@ def api_tools() -> list[Tool]:
                 "required": ["prices"],
                 "additionalProperties": False,
             },
+            output_schema=_UPDATED,
             annotations={"idempotent": True},
             max_items=500,
         ),
@@ -339,12 +332,8 @@ def api_tools() -> list[Tool]:
             title="Delete a product",
             description="Deletes a product for good. Always waits for a person to confirm: the call "
             "answers pending_approval and runs only once an approver accepts it.",
-            input_schema={
-                "type": "object",
-                "properties": {"sku": _SKU},
-                "required": ["sku"],
-                "additionalProperties": False,
-            },
+            input_schema=_fields(sku=_SKU),
+            output_schema=_fields(deleted={"type": "string", "description": "The deleted product's sku."}),
             annotations={"destructive": True},
             danger="always",
         ),
@@ -379,6 +368,7 @@ def api_tools() -> list[Tool]:
                 "required": ["discounts"],
                 "additionalProperties": False,
             },
+            output_schema=_UPDATED,
             max_items=DISCOUNT_MAX_ITEMS,
             danger=discount_needs_confirmation,
         ),

@@ -38,6 +38,11 @@ def _expiry() -> dict[str, str]:
     return {"N": str(int(time.time()) + SESSION_DAYS * 86400)}
 
 
+def _answer(**fields: dict[str, Any]) -> dict[str, Any]:
+    """The output schema of an answer of exactly these fields."""
+    return {"type": "object", "properties": fields, "required": list(fields), "additionalProperties": False}
+
+
 _SESSION_INPUT = {
     "type": "object",
     "properties": {"session_token": _TOKEN},
@@ -46,7 +51,13 @@ _SESSION_INPUT = {
 }
 
 
-@guest.tool(replay=False, input_schema={"type": "object", "properties": {}, "additionalProperties": False})
+@guest.tool(
+    replay=False,
+    input_schema={"type": "object", "properties": {}, "additionalProperties": False},
+    output_schema=_answer(
+        session_token={"type": "string", "description": "Send it to the other guest tools."}
+    ),
+)
 def start_session(data: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
     """Start a guest session
 
@@ -83,6 +94,7 @@ def _require_session(token_hash: str) -> None:
         "required": ["session_token", "email"],
         "additionalProperties": False,
     },
+    output_schema=_answer(subscribed={"type": "string", "description": "The subscribed address."}),
     client_token="session_token",
     danger="always",
 )
@@ -109,6 +121,7 @@ def subscribe_newsletter(data: dict[str, Any], ctx: CallContext) -> dict[str, An
 
 @guest.tool(
     input_schema=_SESSION_INPUT,
+    output_schema=_answer(email={"type": "string"}, status={"type": "string", "const": "confirmed"}),
     client_token="session_token",
     annotations={"read_only": True, "idempotent": True},
 )

@@ -3,7 +3,6 @@ test_mcp_typescript.py): list, call, an error result, a held call."""
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -67,12 +66,7 @@ def run(test: Callable[[], Awaitable[None]]) -> None:
 
 
 def structured(result: Any) -> dict[str, Any]:
-    """The result's structured data; an error result of a tool with an output schema carries its
-    error in the text block only (clients check structuredContent against the schema)."""
-    data: dict[str, Any] | None = result.structured_content
-    if data is None and result.is_error:
-        data = json.loads(result.content[0].text)
-    assert data is not None
+    data: dict[str, Any] = result.structured_content
     return data
 
 

@@ -64,10 +64,9 @@ def test_typescript_client_calls_a_tool(seen: dict[str, Any]) -> None:
 
 def test_typescript_client_gets_an_error_result(seen: dict[str, Any]) -> None:
     assert seen["missing"]["isError"] is True
-    # get_product declares an output schema: the error rides in the text block only, so the SDK,
-    # which checks structuredContent against the schema even on an error, accepts the result
-    assert seen["missing"]["structured"] is None
-    assert json.loads(seen["missing"]["text"])["error"]["code"] == "not_found"
+    # get_product declares an output schema, which the SDK checks structuredContent against even
+    # on an error result: the schema offered on MCP admits the error object too
+    assert seen["missing"]["structured"]["error"]["code"] == "not_found"
 
 
 def test_typescript_client_sees_a_held_call(seen: dict[str, Any]) -> None:

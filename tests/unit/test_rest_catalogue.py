@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import io
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -255,5 +256,49 @@ def test_a_label_of_an_unknown_sku_is_404_and_a_known_one_an_escaped_svg(call: H
     call(tool_event("catalogue.create_product", product), None)
     raw = call(tool_event("catalogue.get_product_label", {"sku": "L-1"}, accept="image/svg+xml"), None)
     assert raw["isBase64Encoded"] is True and raw["headers"]["content-type"] == "image/svg+xml"
+    assert raw["headers"]["content-security-policy"] == "default-src 'none'; sandbox"
     svg = base64.b64decode(raw["body"]).decode()
     assert "<script>" not in svg and "&lt;script&gt;x&lt;/script&gt;" in svg and "19.99 USD" in svg
+
+
+def test_a_label_answers_a_png_image_and_its_svg_as_an_embedded_resource(call: Handler) -> None:
+    from PIL import Image
+
+    product = {"sku": "L-2", "name": 'Mug "A" & <b>', "price_cents": 1205, "currency": "EUR"}
+    call(tool_event("catalogue.create_product", product), None)
+    answered = body_of(call(tool_event("catalogue.get_product_label", {"sku": "L-2"}), None))
+    image, resource = answered["content"]
+    assert (image["type"], image["mimeType"]) == ("image", "image/png")
+    with Image.open(io.BytesIO(base64.b64decode(image["data"]))) as png:
+        assert (png.format, png.size, png.mode) == ("PNG", (640, 224), "L")
+        png.load()  # decodes every row: a broken stream raises here
+    assert resource["type"] == "resource"
+    svg = resource["resource"]
+    assert (svg["uri"], svg["mimeType"]) == ("toolfront://catalogue/labels/L-2.svg", "image/svg+xml")
+    assert "Mug &quot;A&quot; &amp; &lt;b&gt;" in svg["text"] and "12.05 EUR" in svg["text"]
+    assert answered["data"] == {"sku": "L-2"}
+
+
+@pytest.mark.parametrize(
+    ("accept", "answered_type"),
+    [
+        ("image/png", "image/png"),
+        ("image/svg+xml", "image/svg+xml"),
+        ("image/svg+xml;q=0", "application/json"),
+        ("image/*", "application/json"),
+        ("application/json, image/png", "application/json"),
+    ],
+)
+def test_a_labels_accept_picks_png_svg_or_the_envelope(
+    call: Handler, accept: str, answered_type: str
+) -> None:
+    product = {"sku": "L-3", "name": "Cup", "price_cents": 5, "currency": "EUR"}
+    call(tool_event("catalogue.create_product", product), None)
+    response = call(tool_event("catalogue.get_product_label", {"sku": "L-3"}, accept=accept), None)
+    assert (response["statusCode"], response["headers"]["content-type"]) == (200, answered_type)
+    if answered_type == "image/png":
+        assert base64.b64decode(response["body"]).startswith(b"\x89PNG\r\n\x1a\n")
+    elif answered_type == "image/svg+xml":
+        assert base64.b64decode(response["body"]).startswith(b"<svg")
+    else:
+        assert [block["type"] for block in body_of(response)["content"]] == ["image", "resource"]

@@ -3,14 +3,19 @@
 A handler returns a ``dict`` (JSON data) or ``ToolResult(content=[...], data=None)`` built from:
 
 - ``text(s)``: plain text;
-- ``image(data, mime_type=None)`` and ``audio(data, mime_type=None)``: binary media;
+- ``image(data, mime_type=None)``: a PNG, JPEG, GIF or WebP image, nothing else (``IMAGE_MIME_TYPES``:
+  hosts hand image blocks to model APIs, which take only these; an SVG or a PDF is an
+  ``embedded_resource`` or a ``resource_link``);
+- ``audio(data, mime_type=None)``: audio;
 - ``embedded_resource(uri, *, text=None, blob=None, mime_type=None, title=None, description=None)``:
   a resource's contents, exactly one of ``text`` and ``blob`` (bytes);
 - ``resource_link(uri, name, *, title=None, description=None, mime_type=None)``: a pointer to one.
 
-A binary block (image, audio, blob resource) without a MIME type takes the tool's ``mime_type``,
-else ``application/octet-stream``; a text resource without one is ``text/plain``. ``wire`` gives a
-block in MCP's form (binary as base64), which REST's ``content`` answers too.
+An image without a MIME type takes the one its bytes show. A binary block (image, audio, blob
+resource) still without one takes the tool's ``mime_type`` (its first, when it lists several), else
+``application/octet-stream``; a text resource without one is ``text/plain``. ``wire`` gives a
+block in MCP's form (binary as base64), which REST's ``content`` answers too; ``raw_forms`` names
+the blocks a REST ``Accept`` may ask for as the file itself.
 """
 
 from __future__ import annotations
@@ -25,6 +30,9 @@ OCTET_STREAM = "application/octet-stream"
 TEXT_PLAIN = "text/plain"
 #: ``type/subtype`` with optional parameters (RFC 6838's restricted names, loosely).
 MIME_TYPE = re.compile(r"[A-Za-z0-9][\w!#$&^.+-]*/[A-Za-z0-9][\w!#$&^.+-]*(?:\s*;\s*[\w.+-]+=[^;]+)*")
+#: What an image block may be: the types OpenAI's and Anthropic's APIs accept. MCP hosts forward an
+#: image block to the model as it is, so any other type fails the host's next model request.
+IMAGE_MIME_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
 _BINARY_KINDS = frozenset({"image", "audio"})
 _UNSAFE_IN_FILE_NAME = re.compile(r"[^A-Za-z0-9._-]")
 _FILE_NAME_MAX = 100
@@ -77,8 +85,36 @@ def text(s: str) -> Block:
 
 
 def image(data: bytes, mime_type: str | None = None) -> Block:
-    """An image (``image/png``...); without a MIME type, the tool's, else octet-stream."""
-    return Block("image", data=_bytes(data, "image"), mime_type=_mime(mime_type))
+    """An image the model can be shown: PNG, JPEG, GIF or WebP (``IMAGE_MIME_TYPES``). Without a MIME
+    type, the one its bytes show, else the tool's.
+
+    Raises:
+        ValueError: any other type (answer an SVG, a PDF... with ``embedded_resource`` or
+            ``resource_link``), or bytes that show one of the four types declared as another.
+    """
+    raw = _bytes(data, "image")
+    declared = _mime(mime_type)
+    shown = image_type_of(raw)
+    if declared is not None:
+        _check_image_type(declared)
+        if shown is not None and shown != _essence(declared):
+            raise ValueError(
+                f"image data is {shown}, not {declared}: pass mime_type={shown!r} or leave it out"
+            )
+    return Block("image", data=raw, mime_type=declared or shown)
+
+
+def image_type_of(data: bytes) -> str | None:
+    """The image type ``data`` starts with (its signature), of ``IMAGE_MIME_TYPES``, or None."""
+    if data.startswith(b"\x89PNG\r\n\x1a\n"):
+        return "image/png"
+    if data.startswith(b"\xff\xd8\xff"):
+        return "image/jpeg"
+    if data.startswith((b"GIF87a", b"GIF89a")):
+        return "image/gif"
+    if data.startswith(b"RIFF") and data[8:12] == b"WEBP":
+        return "image/webp"
+    return None
 
 
 def audio(data: bytes, mime_type: str | None = None) -> Block:
@@ -134,7 +170,10 @@ def wire(block: Block, default_mime_type: str | None = None) -> dict[str, Any]:
         return {"type": "text", "text": block.text}
     if block.kind in _BINARY_KINDS:
         assert block.data is not None
-        return {"type": block.kind, "data": _b64(block.data), "mimeType": block.media_type(default_mime_type)}
+        mime_type = block.media_type(default_mime_type)
+        if block.kind == "image":  # a type from the tool (or none) passes the image rule here
+            _check_image_type(mime_type)
+        return {"type": block.kind, "data": _b64(block.data), "mimeType": mime_type}
     if block.kind == "resource":
         contents: dict[str, Any] = {"uri": block.uri, "mimeType": block.media_type(default_mime_type)}
         if block.data is not None:
@@ -156,40 +195,50 @@ def wire(block: Block, default_mime_type: str | None = None) -> dict[str, Any]:
     return link
 
 
-def only_binary(content: Sequence[Mapping[str, Any]]) -> tuple[str, str] | None:
-    """``(mime type, base64)`` of the answer's only binary block in wire form, if it has exactly one
-    (what a REST request may ask for as raw bytes with its ``Accept``)."""
-    binary = _binary_blocks(content)
-    if len(binary) != 1:
-        return None
-    [block] = binary
-    if block.get("type") == "resource":
-        return str(block["resource"]["mimeType"]), str(block["resource"]["blob"])
-    return str(block["mimeType"]), str(block["data"])
+def raw_forms(content: Sequence[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
+    """The blocks of an answer (in wire form) that a REST request may ask for by their MIME type with
+    its ``Accept``, by ``type/subtype`` (lower-case), in the answer's order: each image, audio and
+    embedded resource (blob or text) whose type no other such block has (of two, neither: no
+    ``Accept`` could tell them apart)."""
+    found: dict[str, Mapping[str, Any] | None] = {}
+    for block in content:
+        kind, resource = block.get("type"), block.get("resource")
+        if kind in _BINARY_KINDS:
+            mime_type = block.get("mimeType")
+        elif kind == "resource" and isinstance(resource, Mapping):
+            mime_type = resource.get("mimeType")
+        else:
+            continue
+        essence = _essence(str(mime_type or ""))
+        found[essence] = None if essence in found else block
+    return {essence: block for essence, block in found.items() if block is not None}
 
 
-def binary_file_name(content: Sequence[Mapping[str, Any]]) -> str | None:
-    """The file name the answer's only binary block gives: a blob resource's URI's last path segment,
-    decoded, with anything but letters, digits, ``.``, ``_`` and ``-`` made ``_`` (a safe
-    ``Content-Disposition`` value); None for media blocks, a URI ending in ``/``, or several blocks."""
+def raw_contents(block: Mapping[str, Any]) -> tuple[str, str]:
+    """``(Content-Type, base64)`` of a block of ``raw_forms``: its bytes, a text resource's text as
+    UTF-8 (a ``text/*`` type then says ``charset=utf-8`` unless it names a charset)."""
+    if block.get("type") != "resource":
+        return str(block["mimeType"]), str(block["data"])
+    resource = block["resource"]
+    mime_type = str(resource["mimeType"])
+    if "blob" in resource:
+        return mime_type, str(resource["blob"])
+    if _essence(mime_type).startswith("text/") and "charset=" not in mime_type.lower():
+        mime_type += "; charset=utf-8"
+    return mime_type, _b64(str(resource.get("text", "")).encode("utf-8"))
+
+
+def raw_file_name(block: Mapping[str, Any]) -> str | None:
+    """The file name a block of ``raw_forms`` gives: a resource's URI's last path segment, decoded,
+    with anything but letters, digits, ``.``, ``_`` and ``-`` made ``_`` (a safe
+    ``Content-Disposition`` value); None for media blocks and a URI ending in ``/``."""
     from urllib.parse import unquote, urlsplit  # deferred: only a raw answer of a resource needs it
 
-    binary = _binary_blocks(content)
-    if len(binary) != 1 or binary[0].get("type") != "resource":
+    if block.get("type") != "resource":
         return None
-    segment = unquote(urlsplit(str(binary[0]["resource"].get("uri", ""))).path.rpartition("/")[2])
+    segment = unquote(urlsplit(str(block["resource"].get("uri", ""))).path.rpartition("/")[2])
     name = _UNSAFE_IN_FILE_NAME.sub("_", segment)[:_FILE_NAME_MAX]
     return name if name.strip("._") else None
-
-
-def _binary_blocks(content: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    """The answer's binary blocks: images, audio, and resources holding a blob."""
-    return [
-        block
-        for block in content
-        if block.get("type") in _BINARY_KINDS
-        or (block.get("type") == "resource" and "blob" in block.get("resource", {}))
-    ]
 
 
 def _b64(data: bytes) -> str:
@@ -218,6 +267,22 @@ def _mime(value: Any) -> str | None:
     if not isinstance(value, str) or not MIME_TYPE.fullmatch(value):
         raise ValueError(f"mime_type must look like 'type/subtype' (image/png), got {value!r}")
     return value
+
+
+def _check_image_type(mime_type: str) -> None:
+    """The image rule, in one place: ``image()`` and ``wire()`` (a type the tool gave) both ask it."""
+    if _essence(mime_type) not in IMAGE_MIME_TYPES:
+        raise ValueError(
+            f"an image block must be PNG, JPEG, GIF or WebP ({', '.join(IMAGE_MIME_TYPES)}), got "
+            f"{mime_type!r}: MCP hosts pass image blocks to model APIs, which take no other type. Answer "
+            "it as results.embedded_resource(uri, text=... or blob=..., mime_type=...) or link it with "
+            "results.resource_link(uri, name, mime_type=...)"
+        )
+
+
+def _essence(mime_type: str) -> str:
+    """``type/subtype`` of a MIME type, lower-cased, without its parameters."""
+    return mime_type.split(";", maxsplit=1)[0].strip().lower()
 
 
 def _uri(value: Any) -> str:

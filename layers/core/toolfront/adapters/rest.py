@@ -7,13 +7,14 @@ in each route's form, which the route names.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from toolfront.adapters.http import Request, Response, error_answer
 from toolfront.calls.call import Call, CallResult, Entry
 from toolfront.errors import UnknownToolError
-from toolfront.results import binary_file_name, only_binary
+from toolfront.results import raw_contents, raw_file_name, raw_forms
 from toolfront.settings import current
 
 if TYPE_CHECKING:  # the adapter is handed its pipeline: whoever builds one imports it
@@ -21,11 +22,13 @@ if TYPE_CHECKING:  # the adapter is handed its pipeline: whoever builds one impo
 
 
 TOOL_PATH_PREFIX = "/v1/tools/"
+_QVALUE = re.compile(r"0(?:\.[0-9]{0,3})?|1(?:\.0{0,3})?")  # RFC 9110's qvalue
 
 
 def result_answer(result: CallResult, request_id: str, accept: str | None = None) -> Response:
-    """The HTTP answer of a call; a success whose only binary block has the MIME type ``accept``
-    names exactly is those bytes (``Content-Type`` that type), anything else the JSON envelope."""
+    """The HTTP answer of a call: a success holding a block that ``accept`` prefers to JSON, named
+    exactly (``_preferred``), is that block's bytes (``Content-Type`` its type), anything else the
+    JSON envelope."""
     if accept and result.status == 200 and result.body is not None and '"content":' in result.body:
         raw = _raw_answer(result, accept)
         if raw is not None:
@@ -48,12 +51,14 @@ def result_response(result: CallResult, request_id: str, accept: str | None = No
 def _raw_answer(result: CallResult, accept: str) -> Response | None:
     assert result.body is not None
     content = json.loads(result.body).get("content")
-    found = only_binary(content) if isinstance(content, list) else None
-    if found is None or not _names_exactly(accept, found[0]):
+    forms = raw_forms(content) if isinstance(content, list) else {}
+    chosen = _preferred(accept, list(forms))
+    if chosen is None:
         return None
-    mime_type, data = found
+    block = forms[chosen]
+    mime_type, data = raw_contents(block)
     headers = dict(result.headers)
-    file_name = binary_file_name(content)
+    file_name = raw_file_name(block)
     if file_name is not None:
         headers["content-disposition"] = f'attachment; filename="{file_name}"'
     if result.replayed:
@@ -61,10 +66,31 @@ def _raw_answer(result: CallResult, accept: str) -> Response | None:
     return Response.raw(data, mime_type, headers)
 
 
-def _names_exactly(accept: str, mime_type: str) -> bool:
-    """Whether ``Accept`` lists ``mime_type`` itself (not through a wildcard) and not JSON."""
-    listed = {part.split(";")[0].strip().lower() for part in accept.split(",")}
-    return mime_type.split(";", maxsplit=1)[0].strip().lower() in listed and "application/json" not in listed
+def _preferred(accept: str, offered: list[str]) -> str | None:
+    """The offered type ``accept`` names itself (not through a wildcard) with the highest q above
+    zero and above ``application/json``'s (JSON wins a tie); of equals, the one offered first."""
+    weights = _accepted(accept)
+    best = max(offered, key=lambda mime_type: weights.get(mime_type, 0.0), default=None)
+    if best is None or weights.get(best, 0.0) <= weights.get("application/json", 0.0):
+        return None
+    return best
+
+
+def _accepted(accept: str) -> dict[str, float]:
+    """Each media range of an ``Accept`` header, lower-cased, with its q (1 when absent; a malformed
+    q counts as 0: not acceptable)."""
+    weights: dict[str, float] = {}
+    for part in accept.split(","):
+        media_range, *parameters = part.split(";")
+        weight = 1.0
+        for parameter in parameters:
+            name, _, value = parameter.partition("=")
+            if name.strip().lower() == "q":
+                weight = float(value) if _QVALUE.fullmatch(value.strip()) else 0.0
+        key = media_range.strip().lower()
+        if key:
+            weights[key] = max(weights.get(key, 0.0), weight)
+    return weights
 
 
 def tool_name_of(raw_path: str) -> str | None:

@@ -29,7 +29,8 @@ def answer_parts(tool: Tool, returned: Any) -> tuple[dict[str, Any] | None, list
         OutputSchemaError: the data does not match the tool's ``output_schema``.
     """
     if isinstance(returned, ToolResult):
-        data, content = returned.data, [wire(block, tool.mime_type) for block in returned.content]
+        default = tool.mime_types[0] if tool.mime_types else None  # the first declared type
+        data, content = returned.data, [wire(block, default) for block in returned.content]
     elif isinstance(returned, dict):
         data, content = returned, None
     else:

@@ -103,7 +103,9 @@ class Tool(ToolRules):
     credentials: tuple[str, ...] = ()
     max_items: int | None = None
     cost: Cost = None
-    mime_type: str | None = None  # the default MIME type of the tool's binary result blocks
+    # The MIME type(s) of the tool's files: the first is the default of a binary block that names
+    # none; each is a type REST's Accept may ask for raw (OpenAPI lists them). One string or several.
+    mime_type: str | tuple[str, ...] | None = None
     icons: tuple[dict[str, Any], ...] = ()  # {"src": https: or data: URI, "mime_type"?, "sizes"?}
     meta: dict[str, Any] | None = None  # sent as the tool's _meta on MCP
     # Compiled on the first call, shared between tools with the same schema.
@@ -163,6 +165,13 @@ class Tool(ToolRules):
         fixed: dict[str, Any] = integral_floats_as_ints(self.input_schema, arguments)
         return fixed
 
+    @property
+    def mime_types(self) -> tuple[str, ...]:
+        """``mime_type`` as a tuple: empty, one type, or the several declared."""
+        if self.mime_type is None:
+            return ()
+        return (self.mime_type,) if isinstance(self.mime_type, str) else tuple(self.mime_type)
+
     def describe(self) -> dict[str, Any]:
         """The tool as JSON data: everything but the callables, which are named by kind."""
         return {
@@ -182,7 +191,7 @@ class Tool(ToolRules):
             "credentials": list(self.credentials),
             "max_items": self.max_items,
             "cost": self.cost if self.cost is None or isinstance(self.cost, int) else "dynamic",
-            "mime_type": self.mime_type,
+            "mime_type": list(self.mime_type) if isinstance(self.mime_type, tuple) else self.mime_type,
             "icons": [dict(icon) for icon in self.icons],
             "meta": self.meta,
         }
@@ -212,7 +221,7 @@ def _normalise(given: dict[str, Any], errors: list[str]) -> dict[str, Any]:
             errors.append(f"annotations has unknown hints: {', '.join(map(str, unknown))}")
         else:
             values["annotations"] = Annotations(**annotations)
-    for listed in ("credentials", "icons"):
+    for listed in ("credentials", "icons", "mime_type"):
         if isinstance(values.get(listed), list | tuple):
             values[listed] = tuple(values[listed])
     return values
@@ -232,10 +241,13 @@ def _problems(tool: Tool) -> list[str]:
 
 def _check_presentation(tool: Tool, errors: list[str]) -> None:
     """``mime_type``, ``icons`` and ``meta`` (Phantom.Tool's fields), each named when wrong."""
-    if tool.mime_type is not None and not (
-        isinstance(tool.mime_type, str) and MIME_TYPE.fullmatch(tool.mime_type)
-    ):
-        errors.append(f"mime_type must look like 'type/subtype' (image/png), got {tool.mime_type!r}")
+    mime = tool.mime_type
+    if isinstance(mime, str) and not MIME_TYPE.fullmatch(mime):
+        errors.append(f"mime_type must look like 'type/subtype' (image/png), got {mime!r}")
+    elif not (mime is None or isinstance(mime, str) or _mime_types(mime)):
+        errors.append(
+            f"mime_type must be one MIME type or a non-empty list of them (image/png), got {mime!r}"
+        )
     if not isinstance(tool.icons, tuple):
         errors.append("icons must be a list of {src, mime_type?, sizes?} objects")
     else:
@@ -249,6 +261,14 @@ def _check_presentation(tool: Tool, errors: list[str]) -> None:
                 strict_json(tool.meta)
             except (TypeError, ValueError) as exc:
                 errors.append(f"meta must be JSON data: {exc}")
+
+
+def _mime_types(value: Any) -> bool:
+    return (
+        isinstance(value, tuple)
+        and bool(value)
+        and all(isinstance(m, str) and MIME_TYPE.fullmatch(m) for m in value)
+    )
 
 
 def _icon_problems(icon: Any) -> list[str]:

@@ -28,6 +28,118 @@ _SESSION = {
     "description": "The session of a guest call.",
 }
 
+# What the tools answer, in the portable subset (OpenAPI names the approval and the tool list as
+# components of their own: GET /v1/approvals/{id} and GET /v1/tools answer the same shapes).
+_STRING = {"type": "string"}
+_STRINGS = {"type": "array", "items": _STRING}
+_DATE_TIME = {"type": "string", "format": "date-time"}
+ACTOR_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "description": "The caller as toolfront sees it.",
+    "properties": {
+        "kind": {"type": "string", "enum": ["key", "cognito", "client", "anonymous"]},
+        "id": {"type": "string", "description": "The key id, the Cognito sub, a client-token hash or an IP."},
+        "principal": {"type": ["string", "null"], "description": "Whose permissions the caller holds."},
+        "scopes": _STRINGS,
+        "permissions": _STRINGS,
+        "requires_approval": {"type": "boolean", "description": "Whether every write waits for a person."},
+    },
+    "required": ["kind", "id", "principal", "scopes", "permissions", "requires_approval"],
+    "additionalProperties": False,
+}
+_ANNOTATIONS = {
+    "type": "object",
+    "properties": {
+        hint: {"type": "boolean"} for hint in ("read_only", "destructive", "idempotent", "open_world")
+    },
+    "required": ["read_only", "destructive", "idempotent", "open_world"],
+    "additionalProperties": False,
+}
+TOOL_SUMMARY_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "name": _STRING,
+        "title": _STRING,
+        "description": _STRING,
+        "audience": {"type": "string", "enum": ["admin", "public"]},
+        "scope": {"type": ["string", "null"]},
+        "annotations": _ANNOTATIONS,
+        "danger": {"type": ["string", "null"], "enum": ["always", "check", None]},
+    },
+    "required": ["name", "title", "description", "audience", "scope", "annotations", "danger"],
+    "additionalProperties": False,
+}
+TOOL_LIST_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"tools": {"type": "array", "items": TOOL_SUMMARY_SCHEMA}},
+    "required": ["tools"],
+    "additionalProperties": False,
+}
+DECIDED_BY_SCHEMA: dict[str, Any] = {
+    "type": ["object", "null"],
+    "description": "Who decided, once someone did: an approver (their Cognito sub), the link's code "
+    "alone (id null), the requester who cancelled (their actor id), a guest's client (its "
+    "client-token hash) or the system when it expired (id null).",
+    "properties": {
+        "kind": {"type": "string", "enum": ["approver", "link", "requester", "client", "system"]},
+        "id": {"type": ["string", "null"]},
+    },
+    "required": ["kind", "id"],
+    "additionalProperties": False,
+}
+APPROVAL_ERROR_SCHEMA: dict[str, Any] = {
+    "type": ["object", "null"],
+    "description": "Why the held call did not succeed, or null.",
+    "properties": {"code": _STRING, "message": _STRING},
+    "required": ["code", "message"],
+}
+APPROVAL_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "description": "A held call: its status and, once run, its result (credentials redacted) or error.",
+    "properties": {
+        "approval_id": _STRING,
+        "tool": _STRING,
+        "status": {
+            "type": "string",
+            "enum": ["pending", "approved", "rejected", "expired", "succeeded", "failed", "cancelled"],
+        },
+        "reason": {"type": "string", "enum": ["danger", "danger_check", "batch_size", "requires_approval"]},
+        "created_at": _DATE_TIME,
+        "expires_at": _DATE_TIME,
+        "decided_at": {"type": ["string", "null"], "format": "date-time"},
+        "decided_by": DECIDED_BY_SCHEMA,
+        "result": {"description": "The tool's answer once it ran, else null."},
+        "result_content": {
+            "type": "array",
+            "description": "The content blocks of a tool that answered a ToolResult.",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "type": {
+                        "type": "string",
+                        "enum": ["text", "image", "audio", "resource", "resource_link"],
+                    }
+                },
+                "required": ["type"],
+            },
+        },
+        "error": APPROVAL_ERROR_SCHEMA,
+    },
+    "required": [
+        "approval_id",
+        "tool",
+        "status",
+        "reason",
+        "created_at",
+        "expires_at",
+        "decided_at",
+        "decided_by",
+        "result",
+        "error",
+    ],
+    "additionalProperties": False,
+}
+
 
 def get_actor(data: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
     return {"actor": ctx.actor.describe()}
@@ -101,6 +213,12 @@ def system_tools(
             name="system.get_actor",
             audience="admin",
             handler=get_actor,
+            output_schema={
+                "type": "object",
+                "properties": {"actor": ACTOR_SCHEMA},
+                "required": ["actor"],
+                "additionalProperties": False,
+            },
             title="Who am I",
             description="Answers the caller as toolfront sees it: kind, id, principal, scopes, permissions. "
             "Needs any valid key or access token. Read-only.",
@@ -110,6 +228,7 @@ def system_tools(
             name="system.list_tools",
             audience="public",
             handler=list_tools,
+            output_schema=TOOL_LIST_SCHEMA,
             title="List the tools I may call",
             description="Lists the tools this caller may call right now (scope and permission held). "
             "Read-only.",
@@ -119,6 +238,7 @@ def system_tools(
             name="system.get_approval",
             audience="public",
             handler=held.get_approval,
+            output_schema=APPROVAL_SCHEMA,
             title="Get a held call",
             description="Answers a held call's approval: status (pending, approved, rejected, expired, "
             "succeeded, failed, cancelled), and once run its result or error. Poll it after a "
@@ -132,6 +252,7 @@ def system_tools(
             name="system.cancel_approval",
             audience="public",
             handler=held.cancel_approval,
+            output_schema=APPROVAL_SCHEMA,
             title="Cancel a held call",
             description="Withdraws a call that still waits for confirmation; it will never run. Send the "
             "key of the call, or for a guest call its session_token.",
@@ -143,6 +264,7 @@ def system_tools(
             name="system.confirm_call",
             audience="public",
             handler=held.confirm_call,
+            output_schema=APPROVAL_SCHEMA,
             title="Confirm a guest call",
             description="Confirms a held guest call with the code its owner received (e.g. a newsletter "
             "double opt-in), from the same session that made the call. A wrong code or session is "

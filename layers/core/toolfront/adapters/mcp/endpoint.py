@@ -30,7 +30,6 @@ from toolfront.adapters.mcp.protocol import (
 )
 from toolfront.adapters.mcp.results import (
     ToolCatalog,
-    has_output_schema,
     mcp_name,
     offers_tasks,
     result_of_answer,
@@ -267,7 +266,7 @@ class McpEndpoint:
             assert form is not None
             return created_task(body["data"], form, now)
         if key is None or form is None:
-            return result_of_answer(status, body, typed=has_output_schema(tool))
+            return result_of_answer(status, body)
         task_id = call_task_id(str(tool["name"]), str(key))
         if status >= 300 and self._records(actor, str(tool["name"]), str(key)) is None:
             # refused before it ran (its input, rights, budget): no task was made; the error says why

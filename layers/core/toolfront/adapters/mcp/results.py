@@ -64,12 +64,28 @@ def tool_entry(tool: dict[str, Any]) -> dict[str, Any]:
     # A held call's structuredContent is the pending_approval data, which clients refuse against
     # the tool's outputSchema (they validate it): only a tool that is never held declares one.
     if has_output_schema(tool):
-        entry["outputSchema"] = tool["output_schema"]
+        entry["outputSchema"] = {"type": "object", "anyOf": [tool["output_schema"], ERROR_RESULT_SCHEMA]}
     if tool.get("icons"):
         entry["icons"] = [_icon(icon) for icon in tool["icons"]]
     if tool.get("meta") is not None:
         entry["_meta"] = tool["meta"]
     return entry
+
+
+#: What an error result's ``structuredContent`` holds: a tool's ``outputSchema`` admits it beside the
+#: tool's own data, since clients check ``structuredContent`` against it even on an ``isError``
+#: result (the TypeScript SDK does).
+ERROR_RESULT_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "error": {
+            "type": "object",
+            "properties": {"code": {"type": "string"}, "message": {"type": "string"}},
+            "required": ["code", "message"],
+        }
+    },
+    "required": ["error"],
+}
 
 
 def has_output_schema(tool: dict[str, Any]) -> bool:
@@ -116,13 +132,10 @@ def success_result(data: Any) -> dict[str, Any]:
     return {"content": [{"type": "text", "text": _encode(data)}], "structuredContent": data, "isError": False}
 
 
-def error_result(error: dict[str, Any], *, typed: bool = False) -> dict[str, Any]:
-    """A per-call failure: a normal result with ``isError``, carrying the REST error object (in
-    ``structuredContent`` too, unless the tool's entry has an ``outputSchema``: clients check
-    ``structuredContent`` against it, the TypeScript SDK even on an ``isError`` result)."""
+def error_result(error: dict[str, Any]) -> dict[str, Any]:
+    """A per-call failure: a normal result with ``isError``, carrying the REST error object."""
     body = {"error": error}
-    result: dict[str, Any] = {"content": [{"type": "text", "text": _encode(body)}], "isError": True}
-    return result if typed else {**result, "structuredContent": body}
+    return {"content": [{"type": "text", "text": _encode(body)}], "structuredContent": body, "isError": True}
 
 
 def held_result(data: dict[str, Any]) -> dict[str, Any]:
@@ -136,11 +149,10 @@ def held_result(data: dict[str, Any]) -> dict[str, Any]:
     return {"content": [{"type": "text", "text": text}], "structuredContent": data, "isError": False}
 
 
-def result_of_answer(status: int, body: dict[str, Any], *, typed: bool = False) -> dict[str, Any]:
-    """The MCP result of a tool call's REST answer (status and envelope); ``typed``: the tool's
-    entry has an ``outputSchema`` (``has_output_schema``)."""
+def result_of_answer(status: int, body: dict[str, Any]) -> dict[str, Any]:
+    """The MCP result of a tool call's REST answer (status and envelope)."""
     if "error" in body:
-        return error_result(body["error"], typed=typed)
+        return error_result(body["error"])
     if status == 202:
         return held_result(body["data"])
     if "content" in body:

@@ -1,4 +1,5 @@
-"""The shared parts of the OpenAPI document: envelopes, headers, error responses, security scheme.
+"""The shared parts of the OpenAPI document: headers, error responses, security scheme, and the
+``components`` object that holds them with the schemas (``schemas``).
 
 Everything here is plain data (the answers and error codes of docs/contract.md written as OpenAPI
 3.1); ``document`` assembles the operations that point at it with ``$ref``.
@@ -8,218 +9,16 @@ from __future__ import annotations
 
 from typing import Any
 
-SCHEMAS = "#/components/schemas/"
+from toolfront.adapters.openapi.schemas import SCHEMAS, SHARED_SCHEMAS, ref
+
 HEADERS = "#/components/headers/"
 RESPONSES = "#/components/responses/"
 SECURITY_SCHEME = "bearerAuth"
 
 
-def ref(kind: str, name: str) -> dict[str, str]:
-    return {"$ref": f"{kind}{name}"}
-
-
-def envelope(data: dict[str, Any]) -> dict[str, Any]:
-    """The success envelope ``{"data": ..., "request_id": ...}`` around ``data``."""
-    return {
-        "type": "object",
-        "properties": {"data": data, "request_id": {"type": "string"}},
-        "required": ["data", "request_id"],
-        "additionalProperties": False,
-    }
-
-
-def tool_envelope(data: dict[str, Any]) -> dict[str, Any]:
-    """A tool's success: ``{"data", "request_id"}``, with ``content`` (a ``ToolResult``'s blocks,
-    as MCP carries them) when the tool answered content blocks; ``data`` is then null or ``data``."""
-    return {
-        "type": "object",
-        "properties": {
-            "data": {"anyOf": [data, {"type": "null"}]},
-            "content": {"type": "array", "items": ref(SCHEMAS, "ContentBlock")},
-            "request_id": {"type": "string"},
-        },
-        "required": ["data", "request_id"],
-        "additionalProperties": False,
-    }
-
-
-_BASE64 = {"type": "string", "contentEncoding": "base64"}
-_MIME = {"type": "string", "examples": ["image/png"]}
-CONTENT_BLOCK = {
-    "description": "A content block of a ToolResult, in MCP's wire form (binary as base64).",
-    "oneOf": [
-        {
-            "type": "object",
-            "properties": {"type": {"const": "text"}, "text": {"type": "string"}},
-            "required": ["type", "text"],
-        },
-        {
-            "type": "object",
-            "properties": {"type": {"enum": ["image", "audio"]}, "data": _BASE64, "mimeType": _MIME},
-            "required": ["type", "data", "mimeType"],
-        },
-        {
-            "type": "object",
-            "properties": {
-                "type": {"const": "resource"},
-                "resource": {
-                    "type": "object",
-                    "properties": {
-                        "uri": {"type": "string"},
-                        "mimeType": _MIME,
-                        "text": {"type": "string"},
-                        "blob": _BASE64,
-                        "title": {"type": "string"},
-                        "description": {"type": "string"},
-                    },
-                    "required": ["uri", "mimeType"],
-                },
-            },
-            "required": ["type", "resource"],
-        },
-        {
-            "type": "object",
-            "properties": {
-                "type": {"const": "resource_link"},
-                "uri": {"type": "string"},
-                "name": {"type": "string"},
-                "title": {"type": "string"},
-                "description": {"type": "string"},
-                "mimeType": _MIME,
-            },
-            "required": ["type", "uri", "name"],
-        },
-    ],
-}
-
-
 def json_content(schema: dict[str, Any]) -> dict[str, Any]:
     return {"application/json": {"schema": schema}}
 
-
-_DATE_TIME = {"type": "string", "format": "date-time"}
-_ANNOTATIONS = {
-    "type": "object",
-    "properties": {
-        name: {"type": "boolean"} for name in ("read_only", "destructive", "idempotent", "open_world")
-    },
-    "required": ["read_only", "destructive", "idempotent", "open_world"],
-    "additionalProperties": False,
-}
-
-_SCHEMAS: dict[str, Any] = {
-    "ContentBlock": CONTENT_BLOCK,
-    "Error": {
-        "type": "object",
-        "description": "Why the call was refused. A tool's own refusals bring their own snake_case code.",
-        "properties": {
-            "code": {"type": "string", "pattern": "^[a-z][a-z0-9_]*$", "examples": ["invalid_input"]},
-            "message": {"type": "string"},
-            "details": {
-                "description": "More about the refusal, or null; for invalid_input the list of every "
-                "input error as {path, message, keyword}."
-            },
-        },
-        "required": ["code", "message", "details"],
-        "additionalProperties": False,
-    },
-    "ErrorEnvelope": {
-        "type": "object",
-        "properties": {"error": ref(SCHEMAS, "Error"), "request_id": {"type": "string"}},
-        "required": ["error", "request_id"],
-        "additionalProperties": False,
-    },
-    "PendingApproval": {
-        "type": "object",
-        "description": "The call waits for a person's confirmation; nothing has run yet. Poll "
-        "GET /v1/approvals/{approval_id} (or system.get_approval).",
-        "properties": {
-            "status": {"const": "pending_approval"},
-            "approval_id": {"type": "string"},
-            "expires_at": _DATE_TIME,
-        },
-        "required": ["status", "approval_id", "expires_at"],
-        "additionalProperties": False,
-    },
-    "PendingEnvelope": envelope(ref(SCHEMAS, "PendingApproval")),
-    "Approval": {
-        "type": "object",
-        "description": "A held call: its status and, once run, its result (credentials redacted) or error.",
-        "properties": {
-            "approval_id": {"type": "string"},
-            "tool": {"type": "string"},
-            "status": {
-                "enum": ["pending", "approved", "rejected", "expired", "succeeded", "failed", "cancelled"]
-            },
-            "reason": {"enum": ["danger", "danger_check", "batch_size", "requires_approval"]},
-            "created_at": _DATE_TIME,
-            "expires_at": _DATE_TIME,
-            "decided_at": {"type": ["string", "null"], "format": "date-time"},
-            "decided_by": {
-                "type": ["object", "null"],
-                "description": "Who decided, once someone did: an approver (their Cognito sub), the "
-                "link's code alone (id null), the requester who cancelled (their actor id), a guest's "
-                "client (its client-token hash) or the system when it expired (id null).",
-                "properties": {
-                    "kind": {"enum": ["approver", "link", "requester", "client", "system"]},
-                    "id": {"type": ["string", "null"]},
-                },
-                "required": ["kind", "id"],
-                "additionalProperties": False,
-            },
-            "result": {"description": "The tool's answer once it ran, else null."},
-            "result_content": {
-                "type": "array",
-                "items": ref(SCHEMAS, "ContentBlock"),
-                "description": "The content blocks of a tool that answered a ToolResult.",
-            },
-            "error": {
-                "type": ["object", "null"],
-                "properties": {"code": {"type": "string"}, "message": {"type": "string"}},
-                "required": ["code", "message"],
-            },
-        },
-        "required": [
-            "approval_id",
-            "tool",
-            "status",
-            "reason",
-            "created_at",
-            "expires_at",
-            "decided_at",
-            "decided_by",
-            "result",
-            "error",
-        ],
-        "additionalProperties": False,
-    },
-    "ToolSummary": {
-        "type": "object",
-        "properties": {
-            "name": {"type": "string"},
-            "title": {"type": "string"},
-            "description": {"type": "string"},
-            "audience": {"enum": ["admin", "public"]},
-            "scope": {"type": ["string", "null"]},
-            "annotations": _ANNOTATIONS,
-            "danger": {"enum": ["always", "check", None]},
-        },
-        "required": ["name", "title", "description", "audience", "scope", "annotations", "danger"],
-        "additionalProperties": False,
-    },
-    "ToolList": {
-        "type": "object",
-        "properties": {"tools": {"type": "array", "items": ref(SCHEMAS, "ToolSummary")}},
-        "required": ["tools"],
-        "additionalProperties": False,
-    },
-    "Health": {
-        "type": "object",
-        "properties": {"status": {"const": "ok"}},
-        "required": ["status"],
-        "additionalProperties": False,
-    },
-}
 
 _HEADERS: dict[str, Any] = {
     "X-Request-Id": {
@@ -313,8 +112,9 @@ def _tool_error_response(status: str, description: str) -> dict[str, Any]:
     }
 
 
-def components() -> dict[str, Any]:
-    """``components``: schemas, headers, the tool-call error responses and the security scheme."""
+def components(tool_schemas: dict[str, Any]) -> dict[str, Any]:
+    """``components``: the shared schemas and ``tool_schemas`` (each tool's data and envelope),
+    headers, the tool-call error responses and the security scheme."""
     responses = {
         name: _tool_error_response(status, description) for status, (name, description) in TOOL_ERRORS.items()
     }
@@ -324,7 +124,7 @@ def components() -> dict[str, Any]:
         "default", "Another refusal of the tool itself (a 4xx with its own code)."
     )
     return {
-        "schemas": _SCHEMAS,
+        "schemas": {**SHARED_SCHEMAS, **dict(sorted(tool_schemas.items()))},
         "headers": _HEADERS,
         "responses": responses,
         "securitySchemes": {

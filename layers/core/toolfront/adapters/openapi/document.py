@@ -1,11 +1,16 @@
 """The OpenAPI 3.1 document of every tool (``GET /v1/openapi.json``, ``toolfront openapi``).
 
 One ``POST /v1/tools/<namespace>/<verb_noun>`` operation per manifest entry, plus the API's own
-``GET`` routes; the shared envelopes and error responses live in ``openapi_components``.
+``GET`` routes; the schemas live in ``schemas``, the headers and error responses in ``components``.
+Operation ids and component names are chosen for the code generated from them:
+``catalogue.get_product`` is the operation ``catalogue_get_product`` (openapi-python-client's module
+``catalogue_get_product``, openapi-typescript's ``operations["catalogue_get_product"]``), answering
+a ``CatalogueGetProductEnvelope`` whose ``data`` is a ``CatalogueGetProductData``.
 """
 
 from __future__ import annotations
 
+import re
 import threading
 from collections import OrderedDict
 from typing import Any
@@ -15,16 +20,13 @@ from toolfront.adapters.openapi.components import (
     CONFIRMATION_UNAVAILABLE,
     HEADERS,
     RESPONSES,
-    SCHEMAS,
     SECURITY_SCHEME,
     TOOL_ERRORS,
     components,
-    envelope,
     error_response,
     json_content,
-    ref,
-    tool_envelope,
 )
+from toolfront.adapters.openapi.schemas import SCHEMAS, SHARED_SCHEMAS, ref, tool_schemas
 from toolfront.settings import DEFAULT_BATCH_CONFIRM_ITEMS
 from toolfront.tools.manifest import (
     IDEMPOTENCY_KEY_SCHEMA,
@@ -75,9 +77,15 @@ def openapi_document(tools: list[dict[str, Any]], *, server_url: str | None = No
 def build_document(tools: list[dict[str, Any]], *, server_url: str | None = None) -> dict[str, Any]:
     """The document, built afresh (``openapi_document`` caches it)."""
     paths = _api_paths()
-    for tool in tools:
-        namespace, verb_noun = str(tool["name"]).split(".", 1)
-        paths[f"/v1/tools/{namespace}/{verb_noun}"] = {"post": tool_operation(tool)}
+    schemas: dict[str, Any] = {}
+    by_name = {str(tool["name"]): tool for tool in tools}
+    for tool, (operation_id, name) in tool_identifiers(tools).items():
+        namespace, verb_noun = tool.split(".", 1)
+        success, added = tool_schemas(by_name[tool], name)
+        schemas.update(added)
+        paths[f"/v1/tools/{namespace}/{verb_noun}"] = {
+            "post": tool_operation(by_name[tool], operation_id, success)
+        }
     tags = sorted({_tag(tool) for tool in tools})
     document: dict[str, Any] = {
         "openapi": OPENAPI_VERSION,
@@ -93,14 +101,38 @@ def build_document(tools: list[dict[str, Any]], *, server_url: str | None = None
         },
     ]
     document["paths"] = dict(sorted(paths.items()))
-    document["components"] = components()
+    document["components"] = components(schemas)
     return document
 
 
-def tool_operation(tool: dict[str, Any]) -> dict[str, Any]:
-    """The ``post`` operation of one manifest entry."""
+def tool_identifiers(tools: list[dict[str, Any]]) -> dict[str, tuple[str, str]]:
+    """Each tool's ``(operationId, component name)``, by tool name: ``catalogue.get_product`` is
+    ``("catalogue_get_product", "CatalogueGetProduct")``. Two names that read alike (``a_b.c_d``,
+    ``a.b_c_d``) are told apart by a number, the second in name order getting ``_2`` / ``2``."""
+    found: dict[str, tuple[str, str]] = {}
+    taken = {
+        name.removesuffix(suffix)
+        for name in SHARED_SCHEMAS
+        for suffix in ("Data", "Envelope")
+        if name.endswith(suffix)
+    }
+    for tool in sorted({str(entry["name"]) for entry in tools}):
+        words = re.split(r"[._]", tool)
+        operation_id, name = "_".join(words), "".join(word[:1].upper() + word[1:] for word in words)
+        number = 1
+        while name + (str(number) if number > 1 else "") in taken:
+            number += 1
+        if number > 1:
+            operation_id, name = f"{operation_id}_{number}", f"{name}{number}"
+        taken.add(name)
+        found[tool] = (operation_id, name)
+    return found
+
+
+def tool_operation(tool: dict[str, Any], operation_id: str, success: dict[str, Any]) -> dict[str, Any]:
+    """The ``post`` operation of one manifest entry, whose 200 answers the ``success`` envelope."""
     admin = tool["audience"] == "admin"
-    responses: dict[str, Any] = {"200": _success(tool)}
+    responses: dict[str, Any] = {"200": _success(tool, success)}
     if holdable(tool):
         responses["202"] = {
             "description": "Held for a person's confirmation; nothing ran yet.",
@@ -114,7 +146,7 @@ def tool_operation(tool: dict[str, Any]) -> dict[str, Any]:
     responses = dict(sorted(responses.items()))  # statuses in order (202 before 4xx), then default
     responses["default"] = ref(RESPONSES, "ToolRefusal")
     operation: dict[str, Any] = {
-        "operationId": tool["name"],
+        "operationId": operation_id,
         "summary": tool["title"],
         "description": operation_description(tool),
         "tags": [_tag(tool)],
@@ -169,17 +201,9 @@ def operation_description(tool: dict[str, Any]) -> str:
     """The tool's own description, then when it waits for a person and what it costs."""
     lines = [str(tool["description"]).strip() or str(tool["title"])]
     info = ToolInfo.of(tool)
-    if tool["danger"] == "always":
-        lines.append("Confirmation: always held for a person's confirmation (202 pending_approval).")
-    elif tool["danger"] == "check":
-        lines.append("Confirmation: held (202 pending_approval) when the tool's danger check says so.")
-    if info.is_admin_write:
-        lines.append(
-            "Confirmation: held (202) when a list in the input has more than "
-            f"{DEFAULT_BATCH_CONFIRM_ITEMS} items (the default threshold) or the key requires approval."
-        )
-    elif not info.is_read_only:
-        lines.append("Confirmation: held (202) when the calling key requires approval.")
+    confirmation = confirmation_text(tool)
+    if confirmation:
+        lines.append(confirmation)
     cost = info.documented_cost
     units = {"dynamic": "units depending on the input", 1: "1 unit"}.get(cost, f"{cost} units")
     lines.append(f"Cost: {units} of the caller's rate budget per call.")
@@ -192,15 +216,39 @@ def operation_description(tool: dict[str, Any]) -> str:
     return "\n\n".join(lines)
 
 
-def _success(tool: dict[str, Any]) -> dict[str, Any]:
-    data = tool["output_schema"] or {"type": "object"}
-    content = json_content(tool_envelope(data))
-    if tool.get("mime_type"):  # its one binary block as raw bytes, for an Accept of exactly that type
-        content[tool["mime_type"]] = {"schema": {"type": "string", "format": "binary"}}
+def confirmation_text(tool: dict[str, Any]) -> str | None:
+    """When a call waits for a person, as one paragraph (the rules of ``approvals.policy``), or
+    None for a tool never held."""
+    info = ToolInfo.of(tool)
+    if not info.may_be_held:
+        return None
+    if tool["danger"] == "always":
+        return (
+            "Confirmation: always held for a person's confirmation (202 pending_approval); it runs only "
+            "once approved."
+        )
+    when = []
+    if tool["danger"] == "check":
+        when.append("the tool's danger check says so")
+    if info.is_admin_write:
+        when.append(
+            f"a list in the input has more than {DEFAULT_BATCH_CONFIRM_ITEMS} items (the default threshold)"
+        )
+    if not info.is_read_only:
+        when.append("the calling key requires approval")
+    listed = ", ".join(when[:-1]) + (" or " if len(when) > 1 else "") + when[-1]
+    return f"Confirmation: held (202 pending_approval) when {listed}."
+
+
+def _success(tool: dict[str, Any], envelope: dict[str, Any]) -> dict[str, Any]:
+    content = json_content(envelope)
+    declared = tool.get("mime_type") or []  # one type or a list: each a file an Accept may ask for
+    for mime_type in [declared] if isinstance(declared, str) else declared:
+        content[mime_type] = {"schema": {"type": "string", "format": "binary"}}
     return {
         "description": "The tool's answer: JSON data, and content blocks when the tool answers a "
-        "ToolResult. A request whose Accept names exactly the MIME type of the answer's only binary "
-        "block gets its bytes instead.",
+        "ToolResult. A request whose Accept names exactly (and prefers to JSON) the MIME type of one "
+        "of the answer's blocks gets that file instead.",
         "headers": _tool_headers(),
         "content": content,
     }
@@ -238,7 +286,7 @@ def _api_paths() -> dict[str, Any]:
 
     return {
         "/health": get(
-            "health", "Health check", {"200": ok("Up.", envelope(ref(SCHEMAS, "Health")))}, security=[{}]
+            "health", "Health check", {"200": ok("Up.", ref(SCHEMAS, "HealthEnvelope"))}, security=[{}]
         ),
         "/v1/tools": get(
             "list_tools",
@@ -246,7 +294,7 @@ def _api_paths() -> dict[str, Any]:
             {
                 "200": ok(
                     "Public tools, and admin tools whose scope and permission the key holds.",
-                    envelope(ref(SCHEMAS, "ToolList")),
+                    ref(SCHEMAS, "ToolListEnvelope"),
                 ),
                 "401": error_response(
                     "unauthenticated: the key is invalid, expired or revoked.", unauthenticated=True
@@ -260,7 +308,7 @@ def _api_paths() -> dict[str, Any]:
             "get_approval",
             "A held call's approval",
             {
-                "200": ok("The approval.", envelope(ref(SCHEMAS, "Approval"))),
+                "200": ok("The approval.", ref(SCHEMAS, "ApprovalEnvelope")),
                 "401": error_response("unauthenticated: send the key of the call.", unauthenticated=True),
                 "404": error_response("not_found: no such approval, or another requester's."),
                 **errors,
@@ -271,7 +319,10 @@ def _api_paths() -> dict[str, Any]:
             parameters=[{"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}],
         ),
         "/v1/openapi.json": get(
-            "get_openapi", "This document", {"200": ok("OpenAPI 3.1.", {"type": "object"})}, security=[{}]
+            "get_openapi",
+            "This document",
+            {"200": ok("OpenAPI 3.1.", {"type": "object", "additionalProperties": True})},
+            security=[{}],
         ),
         "/v1/docs": get(
             "get_docs",
