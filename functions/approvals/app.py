@@ -104,6 +104,19 @@ def _view(approval: Approval) -> ApprovalView:
         created_at=approval.created_at.isoformat(),
         expires_at=approval.expires_at.isoformat(),
         status=str(approval.status),
+        who_decides=_who_decides(approval),
+    )
+
+
+def _who_decides(approval: Approval) -> str:
+    """With a quorum, what the page says of it: a link's code alone counts for nothing there."""
+    policy = approval.policy
+    if not policy.needs_identity:
+        return ""
+    return (
+        f"{policy.describe().capitalize()} must approve ({len(approval.voters())} so far); one rejection "
+        "rejects. Only a signed-in approver's decision (or one made in Slack) counts: the link alone "
+        "names nobody."
     )
 
 
@@ -141,7 +154,8 @@ def decide(request: Request) -> Response:
     if wiring.approver_sign_in() is not None:  # who decides is known only from the approval
         approval = _decisions().check_code(_approval_id(request), form.get("code", ""))
         approver = _approver_deciding(request, form, approval)
-        by = decided_by("approver", approver.sub) if approver else by
+        # a Cognito user's principal is its sub: the same person whatever channel they decide from
+        by = decided_by("approver", approver.sub, approver.sub) if approver else by
     decided = _decisions().decide(
         _approval_id(request), form.get("code", ""), form.get("decision", ""), by=by
     )

@@ -87,6 +87,7 @@ class ApprovalView:
     created_at: str
     expires_at: str
     status: str
+    who_decides: str = ""  # with a quorum: how many people must approve, and how many have
 
 
 def approval_page(
@@ -265,7 +266,8 @@ def _details(view: ApprovalView) -> str:
         f"<dt>Requested</dt><dd>{_time(view.created_at)}</dd>"
         f'<dt>Expires</dt><dd id="expires">{_time(view.expires_at)}</dd>'
         f'<dt>Approval</dt><dd><code id="approval-id">{_e(view.approval_id)}</code></dd>'
-        f'</dl></section><section id="input-section"><h2>Input</h2>'
+        + (f'<dt>Who decides</dt><dd id="quorum">{_e(view.who_decides)}</dd>' if view.who_decides else "")
+        + f'</dl></section><section id="input-section"><h2>Input</h2>'
         f'<pre id="input">{_e(view.input_json)}</pre></section>'
     )
 

@@ -296,5 +296,54 @@ def test_an_approvers_decision_matches_the_published_schema(
     assert answer["statusCode"] == 200, answer["body"]
     validator = approval_validator(openapi_document(all_tools(), server_url="https://api.example.com"))
     decided = stored(held)
-    assert decided["decided_by"] == {"kind": "approver", "id": "sub-mallory"}
+    assert decided["decided_by"] == {"kind": "approver", "id": "sub-mallory", "principal": "sub-mallory"}
     assert not list(validator.iter_errors(decided)), decided
+
+
+@pytest.fixture
+def held_for_two(machine: str) -> str:
+    """A parked approval of a tool whose calls two different people must approve."""
+    two = Tool.new(
+        name="shop.refund_order",
+        audience="admin",
+        scope="shop.orders:write",
+        permission="shop",
+        handler=lambda data, ctx: {},
+        approval={"quorum": 2},
+    )
+    client = boto3.client("dynamodb")
+    data = ApprovalDesk(
+        ApprovalStore("ApprovalsTable", client), Workflow(machine, boto3.client("stepfunctions")), 3600
+    ).hold(
+        tool=two,
+        arguments={"order": "A-1"},
+        actor=Actor(ActorKind.KEY, "abcdefghijkl", "alice"),
+        reason=ConfirmationReason.REQUIRES_APPROVAL,
+        request_id="req-2",
+        function="shop-fn",
+        base_url="https://api.example.com",
+        fields=two.secret_fields,
+        client_token_hash=None,
+        secrets=(),
+    )
+    approval_id = str(data["approval_id"])
+    client.update_item(
+        TableName="ApprovalsTable",
+        Key={"approval_id": {"S": approval_id}},
+        UpdateExpression="SET code_hash = :c",
+        ExpressionAttributeValues={":c": {"S": hash_code(CODE)}},
+    )
+    return approval_id
+
+
+def test_a_quorums_page_says_who_decides_and_the_link_alone_decides_nothing(
+    approvals: Handler, held_for_two: str
+) -> None:
+    page = approvals(event_for("GET /approvals/{id}", path={"id": held_for_two}, query={"code": CODE}), None)
+    assert page["statusCode"] == 200
+    assert 'id="quorum"' in page["body"] and "2 different people" in page["body"]
+    assert "the link alone names nobody" in page["body"]
+    form = urlencode({"code": CODE, "decision": "approve"}).encode()
+    answer = approvals(event_for("POST /approvals/{id}", path={"id": held_for_two}, body=form), None)
+    assert answer["statusCode"] == 403 and "2 different approvers" in answer["body"]
+    assert stored(held_for_two)["status"] == "pending" and stored(held_for_two)["approved_by"] == []

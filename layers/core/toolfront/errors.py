@@ -165,12 +165,22 @@ class ApproverRequiredError(CallRefusedError):
     code, http_status = "approver_required", 403
 
 
+class QuorumIdentityRequiredError(ApproverRequiredError):
+    """A decision by a link's code alone on a call that needs several approvers: it names nobody."""
+
+
 class NotFoundError(CallRefusedError):
     code, http_status = "not_found", 404
 
 
 class ApprovalClosedError(CallRefusedError):
     code, http_status = "approval_closed", 409
+
+
+class AlreadyVotedError(CallRefusedError):
+    """One person approving a call that needs several people, a second time (any channel)."""
+
+    code, http_status = "already_voted", 409
 
 
 class UnknownToolError(CallRefusedError):

@@ -37,7 +37,6 @@ if TYPE_CHECKING:
     from toolfront.approvals.records import Approval
     from toolfront.auth.keystore import KeyStore
 
-APPROVER_PERMISSION = "approver"
 SIGN_IN_SECONDS = 600  # a sign-in must come back within ten minutes
 SESSION_SECONDS = 8 * 3600
 SESSION_COOKIE = "tf_approver"
@@ -157,7 +156,8 @@ class ApproverSignIn:
         return hmac.new(session_token.encode(), approval_id.encode(), hashlib.sha256).hexdigest()
 
     def check(self, approver: Approver, approval: Approval) -> None:
-        """Refuse (403) a person without the ``approver`` permission, or deciding their own call."""
+        """Refuse (403) a person without the approval's approver permission (``approver`` unless
+        its tool's policy names another), or deciding their own call."""
         requester = approval.requester
         own = (requester.kind == ActorKind.COGNITO and requester.id == approver.sub) or (
             requester.principal is not None and requester.principal in approver.groups
@@ -168,10 +168,11 @@ class ApproverSignIn:
             )
         from toolfront.auth.authenticator import permissions_of
 
+        needed = approval.policy.approver_permission  # the tool's ("approver" unless it says)
         principals = self._keys.get_principals(list(approver.groups)) if approver.groups else []
-        if APPROVER_PERMISSION not in permissions_of(principals):
+        if needed not in permissions_of(principals):
             raise ApproverRequiredError(
-                f"{approver.username} may not decide approvals: it needs the {APPROVER_PERMISSION!r} "
+                f"{approver.username} may not decide this approval: it needs the {needed!r} "
                 "permission (through one of its Cognito groups)"
             )
 

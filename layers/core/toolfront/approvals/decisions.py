@@ -18,15 +18,18 @@ from toolfront.audit.records import AuditActor, AuditEntry, AuditEvent, decided_
 from toolfront.aws import dynamodb
 from toolfront.calls.logs import emit_metric
 from toolfront.errors import (
+    AlreadyVotedError,
     ApprovalClosedError,
     InvalidConfirmationError,
     InvalidDecisionError,
     NotFoundError,
+    QuorumIdentityRequiredError,
     StoreUnavailableError,
 )
 
 logger = logging.getLogger(__name__)
 
+_VOTE_ATTEMPTS = 5  # two votes at once: the loser reads the new votes and counts again
 DECISIONS = {"approve": ApprovalStatus.APPROVED, "reject": ApprovalStatus.REJECTED}
 _CLOSED = {
     ApprovalStatus.APPROVED: "it was already approved",
@@ -79,24 +82,78 @@ class Decisions:
         by: dict[str, Any],
         client_token_hash: str | None = None,
     ) -> Approval:
-        """Approve or reject, once; ``by`` is who decided (``audit.records.decided_by``). Raises
-        400 (decision), 404, 403 (code), or 409 (closed)."""
+        """Approve or reject with the approval's code; ``by`` is who decided
+        (``audit.records.decided_by``, with ``principal`` when a person is known). Raises 400
+        (decision), 404, 403 (code, or a quorum's vote without a person), or 409 (closed)."""
         if decision not in DECISIONS:
             raise InvalidDecisionError("the decision must be 'approve' or 'reject'; the code is still valid")
         approval = self.check_code(approval_id, code, client_token_hash)
+        return self._decide(approval, decision, by, code_hash=approval.code_hash)
+
+    def vote(self, approval_id: str, decision: str, *, by: dict[str, Any]) -> Approval:
+        """Approve or reject as a person a channel identified (Slack's signed user): ``by`` names
+        its ``principal``; the caller has checked the person may decide this call (the approver
+        permission, never their own). Raises 400, 404, 403 or 409 as ``decide``."""
+        if decision not in DECISIONS:
+            raise InvalidDecisionError("the decision must be 'approve' or 'reject'")
+        approval = self._approvals.get(approval_id)
+        if approval is None:
+            raise NotFoundError("there is no such approval")
+        return self._decide(approval, decision, by, code_hash=None)
+
+    def _decide(
+        self, approval: Approval, decision: str, by: dict[str, Any], *, code_hash: str | None
+    ) -> Approval:
         now = self._clock()
         self._refuse_closed(approval, now)
+        if approval.policy.needs_identity and not by.get("principal"):
+            raise QuorumIdentityRequiredError(
+                f"this call needs {approval.approvals_needed} different approvers, so a decision "
+                "counts only from a person who is signed in (or decides in Slack): sign in to decide"
+            )
+        if decision == "approve" and approval.approvals_needed > 1:
+            return self._count_vote(approval, by, now)
         try:
             decided = self._approvals.transition(
-                approval_id, DECISIONS[decision], now, code_hash=approval.code_hash, decided_by=by
+                approval.approval_id, DECISIONS[decision], now, code_hash=code_hash, decided_by=by
             )
         except dynamodb.ConditionFailedError as failed:  # another decision won the race
             current = old_approval(failed) or approval
             raise ApprovalClosedError(f"this approval can no longer be decided: {_why(current)}") from None
+        self._decided(decided, decision)
+        return decided
+
+    def _count_vote(self, approval: Approval, by: dict[str, Any], now: datetime) -> Approval:
+        """One person's approval of a call needing several: counted once per person, whatever the
+        channel; the quorum's last vote approves and resumes the workflow."""
+        person = str(by["principal"])
+        for _ in range(_VOTE_ATTEMPTS):
+            if person in approval.voters():
+                missing = approval.approvals_needed - len(approval.voters())
+                raise AlreadyVotedError(
+                    f"you have already approved this call; it needs {missing} more approver(s)"
+                )
+            try:
+                voted = self._approvals.add_vote(approval, by, now)
+            except dynamodb.ConditionFailedError as failed:  # another vote or decision came first
+                approval = old_approval(failed) or approval
+                if approval.status is not ApprovalStatus.PENDING:
+                    raise ApprovalClosedError(
+                        f"this approval can no longer be decided: {_why(approval)}"
+                    ) from None
+                continue
+            if voted.status is ApprovalStatus.APPROVED:
+                self._decided(voted, "approve")
+            else:
+                record_outcome(self._audit, voted, AuditEvent.VOTED, decided_by=by)
+                emit_metric("ApprovalVotes")
+            return voted
+        raise StoreUnavailableError("the vote could not be counted; retry shortly")
+
+    def _decided(self, decided: Approval, decision: str) -> None:
         self.record(decided, AuditEvent.DECIDED)
         self._workflow.resume(decided)
         emit_metric("ApprovalsDecided", Decision=decision)
-        return decided
 
     def cancel(self, approval: Approval) -> Approval:
         """The requester withdraws a pending call."""
@@ -134,9 +191,12 @@ class Decisions:
             raise ApprovalClosedError(f"this approval can no longer be decided: {_why(approval)}")
 
 
-def record_outcome(audit: AuditLog | None, approval: Approval, event: AuditEvent) -> None:
-    """The audit record of a decision, a cancellation, an expiry or an approved call's run. The
-    approval's status is written first and stands even when its record could not be (logged)."""
+def record_outcome(
+    audit: AuditLog | None, approval: Approval, event: AuditEvent, *, decided_by: dict[str, Any] | None = None
+) -> None:
+    """The audit record of a decision, a vote (``decided_by``: the voter), a cancellation, an
+    expiry, an escalation or an approved call's run. The approval's status is written first and
+    stands even when its record could not be (logged)."""
     if audit is None:
         return
     requester = approval.requester
@@ -150,7 +210,7 @@ def record_outcome(audit: AuditLog | None, approval: Approval, event: AuditEvent
         status=str(approval.status),
         error_code=(approval.error or {}).get("code"),
         approval_id=approval.approval_id,
-        decided_by=approval.decided_by,
+        decided_by=decided_by or approval.decided_by,
         entry="approval",
     )
     try:

@@ -61,6 +61,7 @@ class ApprovalDesk:
         raises 503.
         """
         from toolfront.approvals.records import Approval, ApprovalStatus, Requester, new_approval_id
+        from toolfront.tools.approval_policy import DEFAULT_POLICY
 
         stored = redact(arguments, fields=fields, secrets=secrets)  # no client token, no key
         now = self._clock().replace(microsecond=0)
@@ -78,6 +79,7 @@ class ApprovalDesk:
             request_id=request_id,
             base_url=base_url,
             client_token_hash=client_token_hash or actor.client_token_hash,
+            policy=tool.approval or DEFAULT_POLICY,
         )
         self._approvals.create(approval)
         try:

@@ -1,9 +1,10 @@
 """An approval: a held call's record, its statuses and the one status each may follow.
 
 An approval keeps the tool, the input (credentials redacted) and its digest, the requester (its
-identity, never a key or a token), the reason, the expiry and, once decided, who decided, the
-result or the error. The store writes each status change conditionally on ``ALLOWED_FROM``, so two
-approvers (or an approver and the expiry) can never both win.
+identity, never a key or a token), the tool's approval policy, the reason, the expiry and, once
+decided, who decided (and, with a quorum, every approving vote), the result or the error. The store
+writes each status change conditionally on ``ALLOWED_FROM``, so two approvers (or an approver and
+the expiry) can never both win.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 
 from toolfront.auth.actors import Actor, ActorKind
 from toolfront.encoding import rfc3339
+from toolfront.tools.approval_policy import DEFAULT_POLICY, ApprovalPolicy
 
 RETENTION = timedelta(days=30)  # decided approvals stay readable this long after they expire
 
@@ -115,9 +117,20 @@ class Approval:
     result_content: list[dict[str, Any]] | None = None  # a ToolResult's blocks, in wire form
     error: dict[str, Any] | None = None
     code_hash: str | None = field(default=None, repr=False)
+    policy: ApprovalPolicy = DEFAULT_POLICY  # the tool's, when it held the call
+    approved_by: tuple[dict[str, Any], ...] = ()  # each approving vote's decided_by, in order
+    escalated_at: datetime | None = None
 
     def expired_at(self, now: datetime) -> bool:
         return now >= self.expires_at
+
+    @property
+    def approvals_needed(self) -> int:
+        return self.policy.quorum
+
+    def voters(self) -> frozenset[str]:
+        """The people (principals) whose approval is counted."""
+        return frozenset(str(vote["principal"]) for vote in self.approved_by if vote.get("principal"))
 
     def describe(self) -> dict[str, Any]:
         """The approval as the requester reads it (docs/contract.md, "Confirmation by a person")."""
@@ -130,6 +143,9 @@ class Approval:
             "expires_at": rfc3339(self.expires_at),
             "decided_at": rfc3339(self.decided_at) if self.decided_at else None,
             "decided_by": self.decided_by,
+            "approvals_needed": self.approvals_needed,
+            "approved_by": list(self.approved_by),
+            "escalated_at": rfc3339(self.escalated_at) if self.escalated_at else None,
             "result": self.result,
             **({"result_content": self.result_content} if self.result_content is not None else {}),
             "error": self.error,

@@ -23,6 +23,12 @@ if TYPE_CHECKING:
     from toolfront.approvals.records import Approval, ApprovalStatus, Requester
 
 PARTS_KEPT_SECONDS = 31 * 86400
+_DEFAULT_POLICY_DICT = {
+    "quorum": 1,
+    "approver_permission": "approver",
+    "escalate_after_s": None,
+    "channels": [],
+}
 #: Reads the ``count`` parts of a large field (its name) of the approval being read.
 PartsReader = Callable[[str, int], list[bytes]]
 
@@ -62,6 +68,50 @@ class ApprovalStore:
             {":code": {"S": code_hash}},
             condition="#status = :pending",
             extra_values={":pending": {"S": ApprovalStatus.PENDING}},
+        )
+
+    def add_vote(self, approval: Approval, vote: dict[str, Any], now: datetime) -> Approval:
+        """Count one person's approval of a pending call, or (the quorum's last vote) approve it:
+        conditional on the votes being those ``approval`` holds, so two votes at once never both
+        count (the loser reads the approval again); raises ``ConditionFailedError``."""
+        from toolfront.approvals.records import ApprovalStatus
+
+        votes = [*approval.approved_by, vote]
+        sets = ["approved_by = :votes"]
+        values: dict[str, Any] = {
+            ":votes": {"S": json.dumps(votes, ensure_ascii=False)},
+            ":pending": {"S": ApprovalStatus.PENDING},
+            ":seen": {"S": json.dumps(list(approval.approved_by), ensure_ascii=False)},
+        }
+        names: dict[str, str] = {}
+        if len(votes) >= approval.approvals_needed:
+            sets += ["#status = :to", "decided_at = :now", "#decided_by = :by"]
+            values |= {
+                ":to": {"S": ApprovalStatus.APPROVED},
+                ":now": {"S": rfc3339(now)},
+                ":by": {"S": json.dumps(vote, ensure_ascii=False)},
+            }
+            names["#decided_by"] = "decided_by"
+        seen = "approved_by = :seen" if approval.approved_by else "attribute_not_exists(approved_by)"
+        if not approval.approved_by:
+            del values[":seen"]
+        return self._update(
+            approval.approval_id,
+            "SET " + ", ".join(sets),
+            values,
+            condition=f"#status = :pending AND {seen}",
+            names=names,
+        )
+
+    def mark_escalated(self, approval_id: str, now: datetime) -> Approval:
+        """Note that a pending call was escalated (once); raises ``ConditionFailedError``."""
+        from toolfront.approvals.records import ApprovalStatus
+
+        return self._update(
+            approval_id,
+            "SET escalated_at = :now",
+            {":now": {"S": rfc3339(now)}, ":pending": {"S": ApprovalStatus.PENDING}},
+            condition="#status = :pending AND attribute_not_exists(escalated_at)",
         )
 
     def start_run(self, approval_id: str, now: datetime) -> bool:
@@ -185,6 +235,8 @@ def _to_item(a: Approval) -> dict[str, Any]:
     }
     if a.client_token_hash:
         item["client_token_hash"] = {"S": a.client_token_hash}
+    if a.policy.as_dict() != _DEFAULT_POLICY_DICT:
+        item["policy"] = {"S": json.dumps(a.policy.as_dict())}
     return item
 
 
@@ -233,6 +285,7 @@ def _json_field(item: dict[str, Any], name: str, parts: PartsReader | None) -> A
 
 def _from_item(item: dict[str, Any], parts: PartsReader | None = None) -> Approval:
     from toolfront.approvals.records import Approval, ApprovalStatus, Requester
+    from toolfront.tools.approval_policy import ApprovalPolicy
 
     try:
         requester = json.loads(item["requester"]["S"])
@@ -265,6 +318,9 @@ def _from_item(item: dict[str, Any], parts: PartsReader | None = None) -> Approv
             result_content=_json_field(item, "result_content", parts),
             error=json.loads(error) if error is not None else None,
             code_hash=_text(item, "code_hash"),
+            policy=ApprovalPolicy.of(json.loads(_text(item, "policy") or "null")),
+            approved_by=tuple(json.loads(_text(item, "approved_by") or "[]")),
+            escalated_at=_moment(item, "escalated_at"),
         )
     except (KeyError, ValueError, AssertionError, zlib.error) as exc:  # a damaged record: never half-read
         raise StoreUnavailableError("an approval record could not be read") from exc

@@ -25,6 +25,8 @@ class AuditEvent(StrEnum):
     CALL = "call"  # a tool call that got past authentication (its refusals included)
     HELD = "call.held"  # a call held for a person's confirmation
     DECIDED = "approval.decided"
+    VOTED = "approval.voted"  # one approver's approval of a call needing several (not yet the quorum)
+    ESCALATED = "approval.escalated"  # a pending call asked of the escalation channel
     CANCELLED = "approval.cancelled"
     EXPIRED = "approval.expired"
     EXECUTED = "approval.executed"  # an approved call, run
@@ -135,6 +137,7 @@ def client_of(headers: Mapping[str, str]) -> str | None:
     return agent.split()[0][:100] if agent else None
 
 
-def decided_by(kind: str, id: str | None) -> dict[str, Any]:
-    """``{"kind": ..., "id": ...}``: approver (a Cognito sub), link, requester, client, system."""
-    return {"kind": kind, "id": id}
+def decided_by(kind: str, id: str | None, principal: str | None = None) -> dict[str, Any]:
+    """``{"kind": ..., "id": ...}``: approver (a Cognito sub), slack (``team:user``), link,
+    requester, client, system; with ``principal`` when a person is known (a quorum counts people)."""
+    return {"kind": kind, "id": id} if principal is None else {"kind": kind, "id": id, "principal": principal}

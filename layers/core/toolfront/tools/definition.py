@@ -18,6 +18,7 @@ from toolfront.auth.actors import PERMISSION, TOOL_SCOPE, Actor, ActorKind
 from toolfront.encoding import strict_json
 from toolfront.errors import ToolDefinitionError
 from toolfront.results import MIME_TYPE, ToolResult
+from toolfront.tools.approval_policy import ApprovalPolicy, policy_from
 from toolfront.tools.rules import CONTROL_FIELDS, ToolRules
 from toolfront.tools.schema import check_schema
 from toolfront.tools.validation import (
@@ -108,6 +109,7 @@ class Tool(ToolRules):
     mime_type: str | tuple[str, ...] | None = None
     icons: tuple[dict[str, Any], ...] = ()  # {"src": https: or data: URI, "mime_type"?, "sizes"?}
     meta: dict[str, Any] | None = None  # sent as the tool's _meta on MCP
+    approval: ApprovalPolicy | None = None  # who confirms a held call (None: one approver)
     # Compiled on the first call, shared between tools with the same schema.
     _validator: InputValidator | None = field(default=None, init=False, repr=False, compare=False)
     _output_validator: InputValidator | None = field(default=None, init=False, repr=False, compare=False)
@@ -194,6 +196,7 @@ class Tool(ToolRules):
             "mime_type": list(self.mime_type) if isinstance(self.mime_type, tuple) else self.mime_type,
             "icons": [dict(icon) for icon in self.icons],
             "meta": self.meta,
+            "approval": self.approval.as_dict() if self.approval is not None else None,
         }
 
 
@@ -221,6 +224,8 @@ def _normalise(given: dict[str, Any], errors: list[str]) -> dict[str, Any]:
             errors.append(f"annotations has unknown hints: {', '.join(map(str, unknown))}")
         else:
             values["annotations"] = Annotations(**annotations)
+    if "approval" in values:
+        values["approval"] = policy_from(values["approval"], errors)
     for listed in ("credentials", "icons", "mime_type"):
         if isinstance(values.get(listed), list | tuple):
             values[listed] = tuple(values[listed])

@@ -77,12 +77,14 @@ TOOL_LIST_SCHEMA: dict[str, Any] = {
 }
 DECIDED_BY_SCHEMA: dict[str, Any] = {
     "type": ["object", "null"],
-    "description": "Who decided, once someone did: an approver (their Cognito sub), the link's code "
-    "alone (id null), the requester who cancelled (their actor id), a guest's client (its "
-    "client-token hash) or the system when it expired (id null).",
+    "description": "Who decided, once someone did: an approver (their Cognito sub), a Slack user "
+    "(team:user), the link's code alone (id null), the requester who cancelled (their actor id), a "
+    "guest's client (its client-token hash) or the system when it expired (id null); principal: "
+    "the person, where one is known (a quorum counts people).",
     "properties": {
-        "kind": {"type": "string", "enum": ["approver", "link", "requester", "client", "system"]},
+        "kind": {"type": "string", "enum": ["approver", "slack", "link", "requester", "client", "system"]},
         "id": {"type": ["string", "null"]},
+        "principal": {"type": "string"},
     },
     "required": ["kind", "id"],
     "additionalProperties": False,
@@ -124,6 +126,21 @@ APPROVAL_SCHEMA: dict[str, Any] = {
             },
         },
         "error": APPROVAL_ERROR_SCHEMA,
+        "approvals_needed": {
+            "type": "integer",
+            "minimum": 1,
+            "description": "How many different people must approve (the tool's quorum).",
+        },
+        "approved_by": {
+            "type": "array",
+            "description": "Each approving vote so far (who, as decided_by says it), in order.",
+            "items": {**DECIDED_BY_SCHEMA, "type": "object"},
+        },
+        "escalated_at": {
+            "type": ["string", "null"],
+            "format": "date-time",
+            "description": "When the pending call was escalated, or null.",
+        },
     },
     "required": [
         "approval_id",
@@ -136,6 +153,9 @@ APPROVAL_SCHEMA: dict[str, Any] = {
         "decided_by",
         "result",
         "error",
+        "approvals_needed",
+        "approved_by",
+        "escalated_at",
     ],
     "additionalProperties": False,
 }
