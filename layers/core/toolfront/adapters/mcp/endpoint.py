@@ -8,7 +8,6 @@ Refusals become JSON-RPC errors here (``rpc_refusal``: the edge's, in the MCP ro
 from __future__ import annotations
 
 import json
-import secrets
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -50,8 +49,6 @@ from toolfront.adapters.mcp.tasks import (
     missing_tasks_capability,
     requested_form,
 )
-from toolfront.admission.idempotency import HEADER as KEY_HEADER
-from toolfront.admission.idempotency import KEY_FIELD
 from toolfront.auth.access import may_call
 from toolfront.auth.actors import Actor
 from toolfront.calls.remote import ToolCall
@@ -246,7 +243,11 @@ class McpEndpoint:
         # record, under a key of its own when the client sent none.
         key = None
         if as_task and offers_tasks(tool):
-            key = arguments.get(KEY_FIELD, caller.headers.get(KEY_HEADER))
+            import secrets  # only a call sent as a task needs these
+
+            from toolfront.admission.idempotency import HEADER, KEY_FIELD
+
+            key = arguments.get(KEY_FIELD, caller.headers.get(HEADER))
             if key is None:
                 key = f"task-{secrets.token_urlsafe(18)}"
                 arguments = {**arguments, KEY_FIELD: key}

@@ -29,15 +29,19 @@ import json
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolfront.adapters.mcp.results import content_result, error_result, result_of_answer, success_result
-from toolfront.admission.idempotency import KEEP_US, Recorded
-from toolfront.auth.actors import Actor
 from toolfront.calls.remote import ToolCall
 from toolfront.encoding import parse_rfc3339, rfc3339
 
+# Loaded by the gateway's cold start with the endpoint: what only a task needs is imported when one is.
+if TYPE_CHECKING:
+    from toolfront.admission.idempotency import Recorded
+    from toolfront.auth.actors import Actor
+
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
+CALL_TASK_TTL_MS = 24 * 3600 * 1000  # a call's idempotency record is kept 24 hours (admission.idempotency)
 CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 RELATED_TASK = "io.modelcontextprotocol/related-task"
 POLL_INTERVAL_MS = 5000  # a person decides in minutes: polling faster only spends the caller's budget
@@ -50,7 +54,7 @@ CALL_TASK = "tsk_"  # the id of a task that ran at once (an approval's id starts
 #: Runs a tool call where its tool lives; answers (HTTP status, REST envelope).
 ToolCaller = Callable[[ToolCall], tuple[int, dict[str, Any]]]
 #: The idempotency record an actor's call of a tool with a key left (``Admission.recorded``).
-RecordReader = Callable[[Actor, str, str], Recorded | None]
+RecordReader = Callable[["Actor", str, str], "Recorded | None"]
 
 
 class TaskForm(StrEnum):
@@ -110,7 +114,7 @@ def finished_task(
     result = result_of_answer(status, body)
     error = body.get("error")
     message = str(error.get("message")) if isinstance(error, dict) else "the call ran at once"
-    return _task(task_id, "completed", message, created, created, KEEP_US // 1000, result, form)
+    return _task(task_id, "completed", message, created, created, CALL_TASK_TTL_MS, result, form)
 
 
 def missing_tasks_capability() -> TaskError:
@@ -167,7 +171,7 @@ class CallTasks:
         created = rfc3339(datetime.fromtimestamp(found.created_us / 1_000_000, UTC))
         if found.answer is None:  # the call has not answered yet: a retry of it would say so too
             message = "the call is running"
-            return _task(task_id, "working", message, created, created, KEEP_US // 1000, None, form)
+            return _task(task_id, "working", message, created, created, CALL_TASK_TTL_MS, None, form)
         if method == "tasks/cancel":
             raise TaskError(INVALID_PARAMS, "Failed to cancel task: it already completed")
         task = finished_task(task_id, found.answer.status, json.loads(found.answer.body), form, created)
