@@ -5,6 +5,7 @@ call pipeline as every family)."""
 from __future__ import annotations
 
 from functools import cache
+from typing import Any
 
 from toolfront.adapters.http import Edge, Request, Response, Route, envelope, plain_page
 from toolfront.adapters.mcp.endpoint import McpEndpoint, rpc_refusal
@@ -13,14 +14,16 @@ from toolfront.adapters.mcp.router import ToolRouter
 from toolfront.adapters.rest import result_answer
 from toolfront.auth.access import callable_tools
 from toolfront.calls.call import Call, Entry
-from toolfront.errors import NotFoundError, ToolfrontError, UnknownToolError
+from toolfront.errors import InvalidInputError, NotFoundError, ToolfrontError, UnknownToolError
 from toolfront.oauth.metadata import families_of
 from toolfront.settings import current
 from toolfront.tools.manifest import load_manifest
+from toolfront.tools.paging import DEFAULT_PAGE_SIZE, InvalidCursorError, Pager
 from toolfront.tools.system import all_tools
 from toolfront.wiring import admission, authenticator, core_tools, family_handler, sign_in_of
 
 system = family_handler("core", core_tools, core=True)
+LIST_LIMIT_MAX = 500  # tools per page of GET /v1/tools
 
 
 def _base_url(request: Request) -> str:
@@ -33,30 +36,65 @@ def health(request: Request) -> Response:
 
 
 def list_tools(request: Request) -> Response:
-    """``GET /v1/tools``: public tools for anyone; admin tools whose scope and permission the caller holds.
+    """``GET /v1/tools``: public tools for anyone; admin tools whose scope and permission the caller
+    holds, a page at a time (``limit``, ``cursor``; ``next_cursor`` for the next page). With ``q``,
+    the tools matching it best: ``system.search_tools`` run through the pipeline (a read: 1 unit).
 
-    Not a run of ``system.list_tools`` through the pipeline, on purpose: listing tools costs nothing
-    (like MCP ``tools/list``), so it spends no rate-limit units and is not a tool call in the log.
-    It lists with the very rule that tool uses (``callable_tools``).
+    Listing is not a run of ``system.list_tools`` through the pipeline, on purpose: it costs
+    nothing (like MCP ``tools/list``), so it spends no rate-limit units and is not a tool call in the
+    log. It lists with the very rule that tool uses (``callable_tools``).
     """
+    fields = request.query_fields()
+    limit = _limit(fields.get("limit"), LIST_LIMIT_MAX, default=None if "q" in fields else DEFAULT_PAGE_SIZE)
+    if "q" in fields:
+        arguments: dict[str, Any] = {"query": fields["q"], **({"limit": limit} if limit else {})}
+        return result_answer(
+            system.run(_rest_call(request, "system.search_tools", arguments)), request.request_id
+        )
     actor = authenticator().authenticate(request.headers, request.source_ip)
     tools = callable_tools(all_tools(), actor)
-    return Response.json(200, {"data": {"tools": tools}, "request_id": request.request_id})
+    try:
+        page, following = _pager().page(
+            [str(t["name"]) for t in tools], fields.get("cursor"), limit or DEFAULT_PAGE_SIZE
+        )
+    except InvalidCursorError as refused:
+        raise InvalidInputError(str(refused), details={"field": "cursor"}) from None
+    chosen = set(page)
+    listed = [tool for tool in tools if tool["name"] in chosen]
+    data = {"tools": listed, "next_cursor": following}
+    return Response.json(200, {"data": data, "request_id": request.request_id})
+
+
+def _limit(text: str | None, most: int, *, default: int | None) -> int | None:
+    if text is None:
+        return default
+    if not text.isdigit() or not 1 <= int(text) <= most:
+        raise InvalidInputError(f"limit must be a whole number from 1 to {most}", details={"field": "limit"})
+    return int(text)
+
+
+@cache
+def _pager() -> Pager:
+    return Pager([str(tool["name"]) for tool in all_tools()])
+
+
+def _rest_call(request: Request, tool: str, arguments: dict[str, Any]) -> Call:
+    return Call(
+        tool_name=tool,
+        request_id=request.request_id,
+        headers=request.headers,
+        query=request.query,
+        arguments=arguments,
+        source_ip=request.source_ip,
+        entry=Entry.REST,
+        base_url=_base_url(request),
+    )
 
 
 def get_approval(request: Request) -> Response:
     """``GET /v1/approvals/{id}``: a held call's approval for its requester, as ``system.get_approval``
     answers it (the same tool, run through the pipeline: one rule, a rate limit and a log line)."""
-    call = Call(
-        tool_name="system.get_approval",
-        request_id=request.request_id,
-        headers=request.headers,
-        query=request.query,
-        arguments={"approval_id": request.path_params.get("id", "")},
-        source_ip=request.source_ip,
-        entry=Entry.REST,
-        base_url=_base_url(request),
-    )
+    call = _rest_call(request, "system.get_approval", {"approval_id": request.path_params.get("id", "")})
     return result_answer(system.run(call), request.request_id)
 
 
@@ -91,6 +129,7 @@ def mcp_endpoint() -> McpEndpoint:
         public_url=settings.public_url,
         region=settings.region,
         allowed_origins=settings.allowed_origins,
+        page_size=settings.mcp_tools_page_size,
         sign_in=sign_in_of(settings, all_tools()),
     )
 
@@ -134,7 +173,7 @@ def form_of_path(request: Request, error: Exception) -> Response:
     path = request.path
     if path == "/mcp" or path.startswith("/mcp/"):
         return rpc_refusal(request, error)
-    if path.startswith("/approvals/") or path == "/oauth/authorize":
+    if path == "/approvals" or path.startswith("/approvals/") or path == "/oauth/authorize":
         assert isinstance(error, ToolfrontError)
         return plain_page(
             getattr(error, "http_status", 400), "This address cannot answer that", error.message

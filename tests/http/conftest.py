@@ -84,6 +84,9 @@ ONE_ADDRESS_SUITE = {
     "MaxPublicHoldsPerIpPerHour": "100000",
     "MaxRegistrationsPerIpPerHour": "100000",
     "ClientMetadataHosts": "127.0.0.1",
+    # tools/list in pages of 4: every MCP client these tests drive (the SDKs, fastmcp, mcp-remote,
+    # the conformance suite) must follow nextCursor to see the 17 tools
+    "McpToolsPageSize": "4",
 }
 #: A person who signs in on the local managed login: a member of the group (principal) ``shop``.
 USER, PASSWORD = "ann@example.com", "Correct-Horse-42-battery"

@@ -12,7 +12,7 @@ from typing import Any
 
 import anyio
 import pytest
-from mcp import Client, ClientSession
+from mcp import Client, ClientSession, types
 from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 
 from toolfront.auth.keystore import DynamoDBKeyStore, issue_key
@@ -70,19 +70,40 @@ def structured(result: Any) -> dict[str, Any]:
     return data
 
 
+async def every_tool(client: Any) -> list[Any]:
+    """Every page of ``tools/list`` (the stack lists 4 tools a page), as a client that wants them all
+    follows ``nextCursor``: a page never repeats a tool, and the last has no cursor."""
+    tools: list[Any] = []
+    cursor: str | None = None
+    while True:
+        if isinstance(client, ClientSession):
+            page = await client.list_tools(
+                params=types.PaginatedRequestParams(cursor=cursor) if cursor else None
+            )
+        else:
+            page = await client.list_tools(cursor=cursor)
+        assert len(page.tools) <= 4
+        tools += page.tools
+        cursor = page.next_cursor
+        if cursor is None:
+            names = [tool.name for tool in tools]
+            assert len(names) == len(set(names))
+            return tools
+
+
 @pytest.mark.parametrize("opener", OPENERS)
 def test_tools_list_shows_what_the_key_may_call(stack: LocalStack, admin_key: str, opener: Opener) -> None:
     async def scenario() -> None:
         async with opener(f"{stack.api_url}/mcp", admin_key) as client:
-            listed = await client.list_tools()
-        names = [tool.name for tool in listed.tools]
+            listed = await every_tool(client)
+        names = [tool.name for tool in listed]
         assert names == sorted(names)
         assert {"catalogue-get_product", "catalogue-delete_product", "system-get_actor"} <= set(names)
-        delete = next(tool for tool in listed.tools if tool.name == "catalogue-delete_product")
+        delete = next(tool for tool in listed if tool.name == "catalogue-delete_product")
         assert delete.annotations.destructive_hint is True
         assert delete.annotations.read_only_hint is False
         assert delete.annotations.open_world_hint is False  # explicit: MCP's own default is true
-        create = next(tool for tool in listed.tools if tool.name == "catalogue-create_product")
+        create = next(tool for tool in listed if tool.name == "catalogue-create_product")
         assert "idempotency_key" in create.input_schema["properties"]
 
     run(scenario)
@@ -92,8 +113,8 @@ def test_tools_list_shows_what_the_key_may_call(stack: LocalStack, admin_key: st
 def test_anonymous_sees_only_public_tools(stack: LocalStack, opener: Opener) -> None:
     async def scenario() -> None:
         async with opener(f"{stack.api_url}/mcp", None) as client:
-            listed = await client.list_tools()
-        names = {tool.name for tool in listed.tools}
+            listed = await every_tool(client)
+        names = {tool.name for tool in listed}
         assert "guest-start_session" in names
         assert not any(name.startswith("catalogue-") for name in names)
 
@@ -156,10 +177,10 @@ def test_a_familys_own_endpoint_lists_and_calls_its_tools(
 ) -> None:
     async def scenario() -> None:
         async with opener(f"{stack.api_url}/mcp/catalogue", admin_key) as client:
-            listed = await client.list_tools()
+            listed = await every_tool(client)
             called = await client.call_tool("catalogue-list_products", {"limit": 1})
             actor = await client.call_tool("system-get_actor", {})
-        assert {tool.name.split("-", 1)[0] for tool in listed.tools} == {"catalogue", "system"}
+        assert {tool.name.split("-", 1)[0] for tool in listed} == {"catalogue", "system"}
         assert called.is_error is False and "products" in structured(called)
         assert actor.is_error is False
 

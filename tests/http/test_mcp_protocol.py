@@ -143,8 +143,21 @@ def test_modern_unsupported_version_is_http_400(api: Api) -> None:
     assert MODERN in reply.json()["error"]["data"]["supported"]
 
 
+def every_tool(api: Api, key: str | None, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """Every page of ``tools/list`` (4 tools a page on this stack), following ``nextCursor``."""
+    tools: list[dict[str, Any]] = []
+    cursor = None
+    while True:
+        sent = {**(params or {}), **({"cursor": cursor} if cursor else {})}
+        result = rpc(api, "tools/list", sent or None, key=key).json()["result"]
+        tools += result["tools"]
+        cursor = result.get("nextCursor")
+        if cursor is None:
+            return tools
+
+
 def test_tool_entries_carry_every_hint_and_the_idempotency_key_where_offered(api: Api, key: str) -> None:
-    tools = {t["name"]: t for t in rpc(api, "tools/list", key=key).json()["result"]["tools"]}
+    tools = {t["name"]: t for t in every_tool(api, key)}
     for tool in tools.values():
         assert set(tool["annotations"]) >= {
             "readOnlyHint",

@@ -2,6 +2,7 @@
 // Usage: node client.mjs <mcp url> <api key> <sku>
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { listAllTools } from "./list.mjs";
 
 const [url, key, sku] = process.argv.slice(2);
 const transport = new StreamableHTTPClientTransport(new URL(url), {
@@ -10,7 +11,7 @@ const transport = new StreamableHTTPClientTransport(new URL(url), {
 const client = new Client({ name: "toolfront-ts-test", version: "1.0.0" });
 await client.connect(transport);
 
-const listed = await client.listTools();
+const listed = await listAllTools(client);
 const product = { sku, name: "TS mug", price_cents: 300, currency: "EUR" };
 const created = await client.callTool({ name: "catalogue-create_product", arguments: product });
 const missing = await client.callTool({ name: "catalogue-get_product", arguments: { sku: "NOPE-TS" } });

@@ -2,6 +2,7 @@
 // Usage: node content.mjs <mcp url> <api key> <tool>...
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { listAllTools } from "./list.mjs";
 
 const [url, key, ...tools] = process.argv.slice(2);
 const transport = new StreamableHTTPClientTransport(new URL(url), {
@@ -9,7 +10,7 @@ const transport = new StreamableHTTPClientTransport(new URL(url), {
 });
 const client = new Client({ name: "toolfront-ts-content", version: "1.0.0" });
 await client.connect(transport);
-await client.listTools(); // the client then validates structuredContent against each outputSchema
+await listAllTools(client); // the client then validates structuredContent against each outputSchema
 const seen = {};
 for (const name of tools) {
   const [tool, argument] = name.split("=");

@@ -6,6 +6,7 @@
 import { createInterface } from "node:readline";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { listAllTools } from "./list.mjs";
 
 const [url, key, sku, decision] = process.argv.slice(2);
 const transport = new StreamableHTTPClientTransport(new URL(url), {
@@ -16,7 +17,7 @@ await client.connect(transport);
 const lines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
 const say = (message) => console.log(JSON.stringify(message));
 
-const tools = await client.listTools();
+const tools = await listAllTools(client);
 const execution = tools.tools.find((tool) => tool.name === "catalogue-delete_product")?.execution ?? null;
 say({ type: "listed", execution, capabilities: client.getServerCapabilities()?.tasks ?? null });
 

@@ -136,6 +136,7 @@ class Settings:
     public_url: str | None = None  # PublicUrl: the API's address for links (None: its default URL)
     region: str = ""  # the function's AWS region (Lambda sets AWS_REGION)
     allowed_origins: frozenset[str] = frozenset()  # AllowedOrigins: pages that may call MCP besides the API's
+    mcp_tools_page_size: int = 100  # McpToolsPageSize: tools per page of MCP tools/list
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -170,6 +171,7 @@ class Settings:
             allowed_origins=frozenset(
                 o.strip() for o in env.get("TOOLFRONT_ALLOWED_ORIGINS", "").split(",") if o.strip()
             ),
+            mcp_tools_page_size=_integer(env, "TOOLFRONT_MCP_TOOLS_PAGE_SIZE", 100, low=1),
         )
 
 

@@ -330,6 +330,7 @@ class FamilyHandler:
                 public_url=settings.public_url,
                 region=settings.region,
                 allowed_origins=settings.allowed_origins,
+                page_size=settings.mcp_tools_page_size,
                 sign_in=sign_in_of(settings, served, self.family),
             )
         return self._mcp

@@ -15,10 +15,10 @@ from enum import StrEnum
 from typing import Any, Literal
 
 from toolfront.auth.actors import PERMISSION, TOOL_SCOPE, Actor, ActorKind
-from toolfront.encoding import strict_json
 from toolfront.errors import ToolDefinitionError
-from toolfront.results import MIME_TYPE, ToolResult
+from toolfront.results import ToolResult
 from toolfront.tools.approval_policy import ApprovalPolicy, policy_from
+from toolfront.tools.presentation import check_presentation
 from toolfront.tools.rules import CONTROL_FIELDS, ToolRules
 from toolfront.tools.schema import check_schema
 from toolfront.tools.validation import (
@@ -110,6 +110,8 @@ class Tool(ToolRules):
     icons: tuple[dict[str, Any], ...] = ()  # {"src": https: or data: URI, "mime_type"?, "sizes"?}
     meta: dict[str, Any] | None = None  # sent as the tool's _meta on MCP
     approval: ApprovalPolicy | None = None  # who confirms a held call (None: one approver)
+    search_hint: str | None = None  # words a search should find the tool by (MCP: anthropic/searchHint)
+    always_load: bool = False  # clients that defer tool definitions load this one at once
     # Compiled on the first call, shared between tools with the same schema.
     _validator: InputValidator | None = field(default=None, init=False, repr=False, compare=False)
     _output_validator: InputValidator | None = field(default=None, init=False, repr=False, compare=False)
@@ -197,6 +199,8 @@ class Tool(ToolRules):
             "icons": [dict(icon) for icon in self.icons],
             "meta": self.meta,
             "approval": self.approval.as_dict() if self.approval is not None else None,
+            "search_hint": self.search_hint,
+            "always_load": self.always_load,
         }
 
 
@@ -240,56 +244,8 @@ def _problems(tool: Tool) -> list[str]:
     _check_schemas(tool, errors)
     _check_behaviour(tool, errors)
     _check_client_token(tool, errors)
-    _check_presentation(tool, errors)
+    check_presentation(tool, errors)
     return errors
-
-
-def _check_presentation(tool: Tool, errors: list[str]) -> None:
-    """``mime_type``, ``icons`` and ``meta`` (Phantom.Tool's fields), each named when wrong."""
-    mime = tool.mime_type
-    if isinstance(mime, str) and not MIME_TYPE.fullmatch(mime):
-        errors.append(f"mime_type must look like 'type/subtype' (image/png), got {mime!r}")
-    elif not (mime is None or isinstance(mime, str) or _mime_types(mime)):
-        errors.append(
-            f"mime_type must be one MIME type or a non-empty list of them (image/png), got {mime!r}"
-        )
-    if not isinstance(tool.icons, tuple):
-        errors.append("icons must be a list of {src, mime_type?, sizes?} objects")
-    else:
-        for i, icon in enumerate(tool.icons):
-            errors.extend(f"icons[{i}] {problem}" for problem in _icon_problems(icon))
-    if tool.meta is not None:
-        if not isinstance(tool.meta, dict):
-            errors.append(f"meta must be a JSON object (dict), got {type(tool.meta).__name__}")
-        else:
-            try:
-                strict_json(tool.meta)
-            except (TypeError, ValueError) as exc:
-                errors.append(f"meta must be JSON data: {exc}")
-
-
-def _mime_types(value: Any) -> bool:
-    return (
-        isinstance(value, tuple)
-        and bool(value)
-        and all(isinstance(m, str) and MIME_TYPE.fullmatch(m) for m in value)
-    )
-
-
-def _icon_problems(icon: Any) -> list[str]:
-    if not isinstance(icon, dict):
-        return [f"must be an object {{src, mime_type?, sizes?}}, got {type(icon).__name__}"]
-    found = [f"has unknown field {name!r}" for name in sorted(set(icon) - {"src", "mime_type", "sizes"})]
-    src = icon.get("src")
-    if not isinstance(src, str) or not (src.startswith("https://") or src.startswith("data:")):
-        found.append(f"src must be an https: or data: URI, got {src!r}")
-    mime = icon.get("mime_type")
-    if mime is not None and not (isinstance(mime, str) and MIME_TYPE.fullmatch(mime)):
-        found.append(f"mime_type must look like 'type/subtype' (image/png), got {mime!r}")
-    sizes = icon.get("sizes")
-    if sizes is not None and not (isinstance(sizes, list) and all(isinstance(s, str) and s for s in sizes)):
-        found.append(f"sizes must be a list of strings like '48x48' or 'any', got {sizes!r}")
-    return found
 
 
 def _check_name(tool: Tool, errors: list[str]) -> None:

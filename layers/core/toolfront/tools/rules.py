@@ -8,6 +8,7 @@ whether it can be held for a person.
 
 from __future__ import annotations
 
+import hashlib
 import math
 from typing import Any
 
@@ -17,6 +18,17 @@ CONTROL_FIELDS = frozenset({"idempotency_key"})
 #: The default cost of an admin write, as the docs state it (``default_cost`` computes it).
 ADMIN_WRITE_COST = "max(1, ceil(longest list / 50))"
 _ITEMS_PER_UNIT = 50
+MCP_NAME_MAX = 64  # the model APIs' limit on a tool's name
+_HASHED_PREFIX = 55  # a longer name keeps 55 characters, a dash and 8 hex digits of its SHA-256
+
+
+def mcp_name(name: str) -> str:
+    """A tool's name on MCP: its dot as a dash (the model APIs' tool-name rule refuses a dot), and a
+    name over 64 characters shortened with a hash."""
+    flat = name.replace(".", "-")
+    if len(flat) <= MCP_NAME_MAX:
+        return flat
+    return f"{flat[:_HASHED_PREFIX]}-{hashlib.sha256(name.encode('utf-8')).hexdigest()[:8]}"
 
 
 def longest_list(value: Any) -> int:

@@ -14,6 +14,7 @@ from toolfront.auth.access import callable_tools
 from toolfront.auth.actors import ActorKind
 from toolfront.errors import ConfigurationError, NotFoundError, UnauthenticatedError
 from toolfront.tools.definition import CallContext, Tool
+from toolfront.tools.search import SEARCH_RESULT_SCHEMA, SEARCH_SCHEMA, found_tools
 
 if TYPE_CHECKING:  # the approvals are handed in (wiring): a function that lists tools never loads them
     from toolfront.approvals.decisions import Decisions
@@ -71,7 +72,13 @@ TOOL_SUMMARY_SCHEMA: dict[str, Any] = {
 }
 TOOL_LIST_SCHEMA: dict[str, Any] = {
     "type": "object",
-    "properties": {"tools": {"type": "array", "items": TOOL_SUMMARY_SCHEMA}},
+    "properties": {
+        "tools": {"type": "array", "items": TOOL_SUMMARY_SCHEMA},
+        "next_cursor": {
+            "type": ["string", "null"],
+            "description": "GET /v1/tools: pass it as cursor for the next page; null on the last.",
+        },
+    },
     "required": ["tools"],
     "additionalProperties": False,
 }
@@ -169,6 +176,10 @@ def list_tools(data: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
     return {"tools": callable_tools(all_tools(), ctx.actor)}
 
 
+def search_tools(data: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
+    return {"tools": found_tools(all_tools(), str(data["query"]), ctx.actor, int(data.get("limit", 10)))}
+
+
 def _unwired() -> Any:
     raise ConfigurationError("core's system tools were built without their approvals (see wiring)")
 
@@ -252,6 +263,20 @@ def system_tools(
             title="List the tools I may call",
             description="Lists the tools this caller may call right now (scope and permission held). "
             "Read-only.",
+            annotations={"read_only": True, "idempotent": True},
+        ),
+        Tool.new(
+            name="system.search_tools",
+            audience="public",
+            handler=search_tools,
+            input_schema=SEARCH_SCHEMA,
+            output_schema=SEARCH_RESULT_SCHEMA,
+            title="Search the tools I may call",
+            description="Finds the tools that best match what you want to do, among those this caller may "
+            "call right now, best first (name, MCP name, title, description, score). Use it when the "
+            "tool list is long or not loaded. Read-only.",
+            search_hint="find search discover which tool to use",
+            always_load=True,
             annotations={"read_only": True, "idempotent": True},
         ),
         Tool.new(

@@ -56,6 +56,7 @@ from toolfront.encoding import compact_json as _encode
 from toolfront.encoding import rfc3339
 from toolfront.errors import StoreUnavailableError, ToolfrontError, UnauthenticatedError
 from toolfront.oauth.metadata import challenge
+from toolfront.tools.paging import DEFAULT_PAGE_SIZE, InvalidCursorError, Pager
 
 LIST_CACHE_SIZE = 256  # tools/list answers kept, one per distinct caller rights
 SERVER_INFO = {"name": "toolfront", "title": "toolfront", "version": __version__}
@@ -117,6 +118,7 @@ class McpEndpoint:
         region: str = "",
         allowed_origins: frozenset[str] = frozenset(),
         sign_in: SignIn | None = None,
+        page_size: int = DEFAULT_PAGE_SIZE,
     ) -> None:
         self._public_url, self._region = public_url, region  # where held calls' links point
         self._sign_in = sign_in  # None: no OAuth sign-in here (a key-only deployment)
@@ -126,7 +128,9 @@ class McpEndpoint:
         self._tasks = CallTasks(call_tool, records)
         self._records = records
         self._authenticate = authenticate
-        self._lists: dict[tuple[bool, frozenset[str], frozenset[str], bool], str] = {}
+        self._visible: dict[tuple[bool, frozenset[str], frozenset[str]], list[str]] = {}
+        self._pager = Pager([str(tool["name"]) for tool in catalog.tools])
+        self._page_size = page_size
 
     def __call__(self, request: Request) -> Response:
         """Answer one MCP request (the edge has applied its rules: credentials in the URL, size)."""
@@ -188,7 +192,7 @@ class McpEndpoint:
         if method == "server/discover":
             return _encode(_discover())
         if method == "tools/list":
-            return self._tools_list(actor, no_handshake)
+            return self._tools_list(actor, no_handshake, params.get("cursor"))
         if method == "tools/call":
             return _encode(_complete(self._tools_call(params, actor, caller, no_handshake), no_handshake))
         if method == "tasks/update" and no_handshake:  # only the extension's clients reach it
@@ -203,12 +207,25 @@ class McpEndpoint:
             METHOD_NOT_FOUND, f"method not found: {method}", http_status=404 if no_handshake else 200
         )
 
-    def _tools_list(self, actor: Actor, no_handshake: bool) -> str:
-        # What a caller may call depends only on its rights, so the answer is kept per rights (and
-        # protocol era): one dictionary lookup for every caller holding the same scopes.
-        key = (actor.authenticated, actor.scopes, actor.permissions, no_handshake)
-        text = self._lists.get(key)
-        if text is None:
+    def _tools_list(self, actor: Actor, no_handshake: bool, cursor: Any) -> str:
+        """One page of the tools ``actor`` may call, in name order (``nextCursor`` for the next)."""
+        if cursor is not None and not isinstance(cursor, str):
+            raise RpcError(INVALID_PARAMS, "cursor must be a string (a nextCursor this server gave)")
+        try:
+            names, following = self._pager.page(self._visible_to(actor), cursor, self._page_size)
+        except InvalidCursorError as refused:
+            raise RpcError(INVALID_PARAMS, str(refused)) from None
+        after = f',"nextCursor":{json.dumps(following)}' if following else ""
+        extra = ',"resultType":"complete","ttlMs":0,"cacheScope":"private"' if no_handshake else ""
+        return f'{{"tools":{self._catalog.entries_text(names)}{after}{extra}}}'
+
+    def _visible_to(self, actor: Actor) -> list[str]:
+        # What a caller may call depends only on its rights, so the names are kept per rights: one
+        # dictionary lookup for every caller holding the same scopes (bounded: rights are few, but
+        # not trusted).
+        key = (actor.authenticated, actor.scopes, actor.permissions)
+        names = self._visible.get(key)
+        if names is None:
             names = [
                 tool["name"]
                 for tool in self._catalog.tools
@@ -216,12 +233,11 @@ class McpEndpoint:
                     audience=tool["audience"], scope=tool["scope"], permission=tool["permission"], actor=actor
                 )
             ]
-            extra = ',"resultType":"complete","ttlMs":0,"cacheScope":"private"' if no_handshake else ""
-            text = f'{{"tools":{self._catalog.entries_text(names)}{extra}}}'
-            if len(self._lists) >= LIST_CACHE_SIZE:  # bounded: distinct rights are few, but not trusted
-                self._lists.clear()
-            self._lists[key] = text
-        return text
+            names.sort()
+            if len(self._visible) >= LIST_CACHE_SIZE:
+                self._visible.clear()
+            self._visible[key] = names
+        return names
 
     def _tools_call(
         self, params: dict[str, Any], actor: Actor, caller: _Caller, no_handshake: bool

@@ -11,24 +11,16 @@ costs a string join, not a JSON encoding of every schema on every request.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from typing import Any
 
 from toolfront.encoding import compact_json as _encode
 from toolfront.tools.manifest import ToolInfo, offered_input_schema
+from toolfront.tools.rules import MCP_NAME_MAX, mcp_name
+
+__all__ = ["MCP_NAME_MAX", "mcp_name"]  # MCP's name rule, kept with the tools' rules
 
 FINAL_STATUSES = "succeeded, failed, rejected, expired or cancelled"
-MCP_NAME_MAX = 64  # the model APIs' limit
-_HASHED_PREFIX = 55  # a longer name keeps 55 characters, a dash and 8 hex digits of its SHA-256
-
-
-def mcp_name(name: str) -> str:
-    """A tool's name on MCP: its dot as a dash, and a name over 64 characters shortened with a hash."""
-    flat = name.replace(".", "-")
-    if len(flat) <= MCP_NAME_MAX:
-        return flat
-    return f"{flat[:_HASHED_PREFIX]}-{hashlib.sha256(name.encode('utf-8')).hexdigest()[:8]}"
 
 
 def mcp_text(text: str, names: re.Pattern[str] | None = None) -> str:
@@ -67,8 +59,13 @@ def tool_entry(tool: dict[str, Any]) -> dict[str, Any]:
         entry["outputSchema"] = {"type": "object", "anyOf": [tool["output_schema"], ERROR_RESULT_SCHEMA]}
     if tool.get("icons"):
         entry["icons"] = [_icon(icon) for icon in tool["icons"]]
-    if tool.get("meta") is not None:
-        entry["_meta"] = tool["meta"]
+    meta = dict(tool.get("meta") or {})
+    if tool.get("search_hint"):  # for clients that defer tool definitions and search them
+        meta["anthropic/searchHint"] = tool["search_hint"]
+    if tool.get("always_load"):
+        meta["anthropic/alwaysLoad"] = True
+    if meta or tool.get("meta") is not None:
+        entry["_meta"] = meta
     return entry
 
 

@@ -293,16 +293,43 @@ def _api_paths() -> dict[str, Any]:
             "The tools this caller may call now",
             {
                 "200": ok(
-                    "Public tools, and admin tools whose scope and permission the key holds.",
-                    ref(SCHEMAS, "ToolListEnvelope"),
+                    "Public tools, and admin tools whose scope and permission the key holds, in name "
+                    "order, a page at a time; with q, the best matches (system.search_tools' answer).",
+                    ref(SCHEMAS, "ToolsEnvelope"),
                 ),
                 "401": error_response(
                     "unauthenticated: the key is invalid, expired or revoked.", unauthenticated=True
                 ),
+                "422": error_response("invalid_input: limit, cursor or q is not valid (details.field)."),
                 **errors,
             },
             security=optional_key,
-            description="Costs nothing. Without a key: the public tools.",
+            description="Listing costs nothing; a search (q) is a read of 1 unit. Without a key: the "
+            "public tools.",
+            parameters=[
+                {
+                    "name": "limit",
+                    "in": "query",
+                    "required": False,
+                    "schema": {"type": "integer", "minimum": 1, "maximum": 500, "default": 100},
+                    "description": "Tools per page (with q: results, at most 50).",
+                },
+                {
+                    "name": "cursor",
+                    "in": "query",
+                    "required": False,
+                    "schema": {"type": "string"},
+                    "description": "The next_cursor of the page before.",
+                },
+                {
+                    "name": "q",
+                    "in": "query",
+                    "required": False,
+                    "schema": {"type": "string", "minLength": 1, "maxLength": 200},
+                    "description": "What the tool should do: the tools matching it best, only among "
+                    "those the caller may call.",
+                },
+            ],
         ),
         "/v1/approvals/{id}": get(
             "get_approval",

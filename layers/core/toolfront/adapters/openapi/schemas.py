@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from toolfront.tools.search import SEARCH_RESULT_SCHEMA
 from toolfront.tools.system import (
     APPROVAL_ERROR_SCHEMA,
     APPROVAL_SCHEMA,
@@ -168,8 +169,12 @@ _DATA: dict[str, Any] = {
     },
     "ToolList": {
         **TOOL_LIST_SCHEMA,
-        "properties": {"tools": {"type": "array", "items": ref(SCHEMAS, "ToolSummary")}},
+        "properties": {
+            **TOOL_LIST_SCHEMA["properties"],
+            "tools": {"type": "array", "items": ref(SCHEMAS, "ToolSummary")},
+        },
     },
+    "ToolSearch": SEARCH_RESULT_SCHEMA,
     "Health": {
         "type": "object",
         "properties": {"status": {"type": "string", "const": "ok"}},
@@ -187,12 +192,21 @@ _ENVELOPES: dict[str, Any] = {
     "PendingEnvelope": envelope(ref(SCHEMAS, "PendingApproval")),
     "ApprovalEnvelope": envelope(ref(SCHEMAS, "Approval")),
     "ToolListEnvelope": envelope(ref(SCHEMAS, "ToolList")),
+    "ToolSearchEnvelope": envelope(ref(SCHEMAS, "ToolSearch")),
+    "ToolsEnvelope": {
+        "description": "GET /v1/tools: a page of the listing, or (with q) the search's matches.",
+        "anyOf": [ref(SCHEMAS, "ToolListEnvelope"), ref(SCHEMAS, "ToolSearchEnvelope")],
+    },
     "HealthEnvelope": envelope(ref(SCHEMAS, "Health")),
 }
 #: The schemas every document holds, whatever its tools.
 SHARED_SCHEMAS: dict[str, Any] = {**_CONTENT, **_DATA, **_ENVELOPES}
 #: Output schemas that are shapes of their own: a tool answering one refers to its component.
-_SHARED_DATA = (("Approval", APPROVAL_SCHEMA), ("ToolList", TOOL_LIST_SCHEMA))
+_SHARED_DATA = (
+    ("Approval", APPROVAL_SCHEMA),
+    ("ToolList", TOOL_LIST_SCHEMA),
+    ("ToolSearch", SEARCH_RESULT_SCHEMA),
+)
 #: The data of a tool that declares no output schema: some JSON object, or null beside content.
 _ANY_DATA = {
     "type": "object",
