@@ -8,16 +8,15 @@ approval alone (it never imports a family's code).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from toolfront.auth.actors import PERMISSION  # a permission's form, and a channel name's
+
 QUORUM_MAX = 5
 ESCALATE_AFTER_MIN_S = 60
 DEFAULT_APPROVER_PERMISSION = "approver"
-_PERMISSION = re.compile(r"[a-z][a-z0-9_-]{0,63}")  # the form of every permission (tools.rules)
-_CHANNEL = re.compile(r"[a-z][a-z0-9_-]{0,63}")  # a channel's name in the stack's configuration
 _FIELDS = ("quorum", "approver_permission", "escalate_after_s", "channels")
 
 
@@ -82,7 +81,7 @@ def policy_from(value: Any, errors: list[str]) -> ApprovalPolicy | None:
     if isinstance(quorum, bool) or not isinstance(quorum, int) or not 1 <= quorum <= QUORUM_MAX:
         errors.append(f"approval.quorum must be an integer from 1 to {QUORUM_MAX}, got {quorum!r}")
     permission = value.get("approver_permission", DEFAULT_APPROVER_PERMISSION)
-    if not isinstance(permission, str) or not _PERMISSION.fullmatch(permission):
+    if not isinstance(permission, str) or not PERMISSION.fullmatch(permission):
         errors.append(
             f"approval.approver_permission must be a permission name like 'approver', got {permission!r}"
         )
@@ -96,7 +95,7 @@ def policy_from(value: Any, errors: list[str]) -> ApprovalPolicy | None:
         )
     channels = value.get("channels", ())
     if not isinstance(channels, list | tuple) or not all(
-        isinstance(c, str) and _CHANNEL.fullmatch(c) for c in channels
+        isinstance(c, str) and PERMISSION.fullmatch(c) for c in channels
     ):
         errors.append(f"approval.channels must be a list of channel names like 'slack', got {channels!r}")
     if len(errors) > found:

@@ -184,44 +184,6 @@ class ToolIndex:
 
 # The tool: ``system.search_tools`` (declared with core's tools in ``tools.system``).
 
-_STRING = {"type": "string"}
-SEARCH_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "query": {
-            "type": "string",
-            "minLength": 1,
-            "maxLength": 200,
-            "description": "What the tool should do, in a few words.",
-        },
-        "limit": {"type": "integer", "minimum": 1, "maximum": 50, "default": 10},
-    },
-    "required": ["query"],
-    "additionalProperties": False,
-}
-SEARCH_RESULT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "tools": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "name": _STRING,
-                    "mcp_name": _STRING,
-                    "title": _STRING,
-                    "description": _STRING,
-                    "score": {"type": "number"},
-                },
-                "required": ["name", "mcp_name", "title", "description", "score"],
-                "additionalProperties": False,
-            },
-        }
-    },
-    "required": ["tools"],
-    "additionalProperties": False,
-}
-
 
 def found_tools(
     tools: list[dict[str, Any]], query: str, actor: Actor, limit: int = 10

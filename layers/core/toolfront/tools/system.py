@@ -14,7 +14,6 @@ from toolfront.auth.access import callable_tools
 from toolfront.auth.actors import ActorKind
 from toolfront.errors import ConfigurationError, NotFoundError, UnauthenticatedError
 from toolfront.tools.definition import CallContext, Tool
-from toolfront.tools.search import SEARCH_RESULT_SCHEMA, SEARCH_SCHEMA, found_tools
 
 if TYPE_CHECKING:  # the approvals are handed in (wiring): a function that lists tools never loads them
     from toolfront.approvals.decisions import Decisions
@@ -176,7 +175,47 @@ def list_tools(data: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
     return {"tools": callable_tools(all_tools(), ctx.actor)}
 
 
+SEARCH_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "query": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 200,
+            "description": "What the tool should do, in a few words.",
+        },
+        "limit": {"type": "integer", "minimum": 1, "maximum": 50, "default": 10},
+    },
+    "required": ["query"],
+    "additionalProperties": False,
+}
+SEARCH_RESULT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "tools": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "name": _STRING,
+                    "mcp_name": _STRING,
+                    "title": _STRING,
+                    "description": _STRING,
+                    "score": {"type": "number"},
+                },
+                "required": ["name", "mcp_name", "title", "description", "score"],
+                "additionalProperties": False,
+            },
+        }
+    },
+    "required": ["tools"],
+    "additionalProperties": False,
+}
+
+
 def search_tools(data: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
+    from toolfront.tools.search import found_tools  # the search's words and index: on a search only
+
     return {"tools": found_tools(all_tools(), str(data["query"]), ctx.actor, int(data.get("limit", 10)))}
 
 

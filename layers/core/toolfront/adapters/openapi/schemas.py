@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolfront.tools.search import SEARCH_RESULT_SCHEMA
 from toolfront.tools.system import (
     APPROVAL_ERROR_SCHEMA,
     APPROVAL_SCHEMA,
     DECIDED_BY_SCHEMA,
+    SEARCH_RESULT_SCHEMA,
     TOOL_LIST_SCHEMA,
     TOOL_SUMMARY_SCHEMA,
 )
