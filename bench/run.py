@@ -2,10 +2,10 @@
 
 Usage: ``.venv/bin/python bench/run.py [--quick] [--only NAME] [--out PATH] [--strict] [--compare FILE]``,
 NAME one of validation, registry, rest, cold, requests, approvals, mcp, mcp_hop, results, families, audit,
-peer (``make bench`` runs the full set). ``--quick`` is a smoke run with small n (about 30 s); the full
-run takes about six minutes on this VM. ``--strict`` exits 1 when a row misses its target. ``--compare FILE``
-prints every row beside an earlier run's (a ``latest.json`` kept aside). The calls' log lines are
-written to a sink, not to the output.
+slack, peer, large (``make bench`` runs the full set). ``--quick`` is a smoke run with small n (about 30 s);
+the full run takes about six minutes on this VM. ``--strict`` exits 1 when a row misses its target.
+``--compare FILE`` prints every row beside an earlier run's (a ``latest.json`` kept aside). The calls' log
+lines are written to a sink, not to the output.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from typing import Any
 import bench_approvals
 import bench_audit
 import bench_families
+import bench_large
 import bench_mcp
 import bench_mcp_hop
 import bench_peer
@@ -31,6 +32,7 @@ import bench_registry
 import bench_requests
 import bench_rest
 import bench_results
+import bench_slack
 import bench_validation
 from harness import Section, canary, format_table, machine_info, timer_overhead_ns
 
@@ -49,7 +51,9 @@ BENCHES = {
     "results": bench_results.run,
     "families": bench_families.run,
     "audit": bench_audit.run,
+    "slack": bench_slack.run,
     "peer": bench_peer.run,
+    "large": bench_large.run,  # last: its 2,000 tools and the SDK's objects stay in the process
 }
 #: Canary spread (max / min over the run) above which part of the run was likely contended.
 CONTENDED_SPREAD = 1.3

@@ -14,9 +14,10 @@ What a caller may see is decided by ``auth.access.may_call``, the rule listing u
 
 from __future__ import annotations
 
+import heapq
 import math
 import re
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -95,12 +96,30 @@ _CANONICAL = {word: group[0] for group in _SYNONYMS for word in group}
 
 def words(text: str) -> list[str]:
     """The index terms of ``text``: split, lower-cased, singular, synonyms folded, stop words out."""
-    found = []
+    terms = []
     for raw in _WORD.findall(text):
-        word = _singular(raw.lower())
-        if word and word not in _STOP:
-            found.append(_CANONICAL.get(word, word))
-    return found
+        term = _TERMS.get(raw, _UNSEEN)
+        if term is _UNSEEN:
+            term = _TERMS[raw] = _term(raw)
+        if term is not None:
+            terms.append(term)
+    return terms
+
+
+# Most words recur (a registry of 2,000 tools has some 94,000 words and 600 distinct terms): each
+# raw word's term is worked out once per process. Bounded: a query's words are kept only while few.
+_TERMS: dict[str, str | None] = {}
+_UNSEEN = ""
+_TERMS_KEPT = 50_000
+
+
+def _term(raw: str) -> str | None:
+    if len(_TERMS) > _TERMS_KEPT:
+        _TERMS.clear()
+    word = _singular(raw.lower())
+    if not word or word in _STOP:
+        return None
+    return _CANONICAL.get(word, word)
 
 
 def _singular(word: str) -> str:
@@ -113,25 +132,25 @@ def _singular(word: str) -> str:
     return word
 
 
-def tool_words(tool: Mapping[str, Any]) -> Counter[str]:
+def tool_words(tool: Mapping[str, Any]) -> dict[str, int]:
     """A tool's terms with their weights (a manifest entry)."""
-    found: Counter[str] = Counter()
+    found: dict[str, int] = {}
     schema = tool.get("input_schema") or {}
     properties = schema.get("properties") if isinstance(schema, Mapping) else None
     inputs = " ".join(
         f"{name} {spec.get('description', '') if isinstance(spec, Mapping) else ''}"
         for name, spec in (properties.items() if isinstance(properties, Mapping) else ())
     )
-    parts = {
-        "name": str(tool.get("name", "")),
-        "title": str(tool.get("title") or ""),
-        "hint": str(tool.get("search_hint") or ""),
-        "description": str(tool.get("description") or ""),
-        "inputs": inputs,
-    }
-    for part, text in parts.items():
-        for word in words(text):
-            found[word] += WEIGHTS[part]
+    parts = (
+        (WEIGHTS["name"], str(tool.get("name", ""))),
+        (WEIGHTS["title"], str(tool.get("title") or "")),
+        (WEIGHTS["hint"], str(tool.get("search_hint") or "")),
+        (WEIGHTS["description"], str(tool.get("description") or "")),
+        (WEIGHTS["inputs"], inputs),
+    )
+    for weight, text in parts:
+        for term in words(text):
+            found[term] = found.get(term, 0) + weight
     return found
 
 
@@ -146,15 +165,18 @@ class ToolIndex:
 
     def __init__(self, tools: Iterable[Mapping[str, Any]]) -> None:
         self._tools = list(tools)
-        self._postings: dict[str, list[tuple[int, int]]] = defaultdict(list)
-        self._lengths: list[int] = []
+        postings: dict[str, list[tuple[int, int]]] = defaultdict(list)
+        lengths: list[int] = []
         for position, tool in enumerate(self._tools):
             terms = tool_words(tool)
-            self._lengths.append(sum(terms.values()))
+            lengths.append(sum(terms.values()))
             for term, count in terms.items():
-                self._postings[term].append((position, count))
+                postings[term].append((position, count))
         total = len(self._tools)
-        self._average = (sum(self._lengths) / total) if total else 1.0
+        average = (sum(lengths) / total) if total else 1.0
+        # BM25's length normalisation of each tool, worked out once
+        self._norms = [K1 * (1 - B + B * length / average) for length in lengths]
+        self._postings = dict(postings)
         self._idf = {
             term: math.log(1 + (total - len(found) + 0.5) / (len(found) + 0.5))
             for term, found in self._postings.items()
@@ -162,27 +184,29 @@ class ToolIndex:
 
     def search(self, query: str, visible: Callable[[Mapping[str, Any]], bool], limit: int = 10) -> list[Hit]:
         """The ``limit`` best matches of ``query`` among the tools ``visible`` admits, best first
-        (ties by name); a tool the caller may not call is never scored, so never shown."""
+        (ties by name); a tool the caller may not call is never shown."""
         scores: dict[int, float] = defaultdict(float)
+        norms = self._norms
         for term in set(words(query)):
             idf = self._idf.get(term)
             if idf is None:
                 continue
             for position, count in self._postings[term]:
-                norm = K1 * (1 - B + B * self._lengths[position] / self._average)
-                scores[position] += idf * count * (K1 + 1) / (count + norm)
-        ranked = sorted(scores.items(), key=lambda hit: (-hit[1], str(self._tools[hit[0]]["name"])))
-        hits = []
+                scores[position] += idf * count * (K1 + 1) / (count + norms[position])
+        tools = self._tools
+        hits: list[Hit] = []
+        remaining = sorted(scores.items(), key=lambda hit: -hit[1]) if len(scores) <= 4 * limit else None
+        if remaining is None:  # many matches: only the best few are ordered, a visible few at a time
+            remaining = heapq.nsmallest(4 * limit, scores.items(), key=lambda hit: -hit[1])
+            if sum(1 for position, _ in remaining if visible(tools[position])) < limit:
+                remaining = sorted(scores.items(), key=lambda hit: -hit[1])
+        ranked = sorted(remaining, key=lambda hit: (-hit[1], str(tools[hit[0]]["name"])))
         for position, score in ranked:
-            tool = self._tools[position]
-            if visible(tool):
-                hits.append(Hit(tool, round(score, 4)))
+            if visible(tools[position]):
+                hits.append(Hit(tools[position], round(score, 4)))
                 if len(hits) == limit:
                     break
         return hits
-
-
-# The tool: ``system.search_tools`` (declared with core's tools in ``tools.system``).
 
 
 def found_tools(
