@@ -82,7 +82,8 @@ check: install
 
 typecheck: install
 	$(BIN)/mypy
-	$(BIN)/mypy toolfront_dev functions/approvals/pages.py
+	$(BIN)/mypy toolfront_dev functions/approvals/pages.py functions/approvals/slack_route.py \
+		functions/approvals/inbox.py functions/approvals/inbox_page.py functions/approvals/escalations.py
 
 template-check: install $(SAM_STAMP)
 	$(BIN)/cfn-lint template.yaml

@@ -141,9 +141,14 @@ def approval_state_machine() -> str:
 
 
 def template_enforcement(
-    tables: dict[str, str], *, user_pool: str = "us-east-1_unit", template_path: Path = ROOT / "template.yaml"
+    tables: dict[str, str],
+    *,
+    user_pool: str = "us-east-1_unit",
+    template_path: Path = ROOT / "template.yaml",
+    parameters: dict[str, str] | None = None,
 ) -> Enforcement:
-    """IAM as template.yaml grants it, for the names the unit tests give tables and functions."""
+    """IAM as template.yaml grants it (with ``parameters`` over its defaults), for the names the
+    unit tests give tables and functions."""
     from toolfront_dev.environment import active_template, stack_intrinsics
     from toolfront_dev.iam.policies import stack_enforcement
     from toolfront_dev.payload import LOCAL_ACCOUNT_ID
@@ -151,7 +156,7 @@ def template_enforcement(
     from toolfront_dev.workflow import name_resources
 
     template = load_template(template_path)
-    intrinsics = stack_intrinsics(template, TEST_STAGE)
+    intrinsics = stack_intrinsics(template, TEST_STAGE, parameters)
     template = active_template(template, intrinsics)
     names = name_resources(template, intrinsics, prefix=f"toolfront-{TEST_STAGE}")
     pools = {"UserPool": user_pool}

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from toolfront_dev.command import Command
 from toolfront_dev.commands_approvals import APPROVALS
+from toolfront_dev.commands_approvers import APPROVERS
 from toolfront_dev.commands_audit import AUDIT
 from toolfront_dev.commands_check import CHECK
 from toolfront_dev.commands_keys import KEYS
@@ -26,6 +27,7 @@ from toolfront_dev.commands_manifest import MANIFEST
 from toolfront_dev.commands_new import NEW
 from toolfront_dev.commands_openapi import OPENAPI
 from toolfront_dev.commands_principals import PRINCIPALS
+from toolfront_dev.commands_slack import SLACK
 from toolfront_dev.commands_tools import TOOLS
 from toolfront_dev.errors import DevError
 from toolfront_dev.seeds import DEMO_PRINCIPAL, DEMO_SCOPES, Seed, demo_curl, load_seed
@@ -87,6 +89,20 @@ def _configure_dev(parser: argparse.ArgumentParser) -> None:
         help="held admin calls are decided by a signed-in approver (= --parameter ApproverSignIn=true)",
     )
     parser.add_argument(
+        "--slack",
+        action="store_true",
+        help="post held calls to a local stand-in of Slack's Web API (.toolfront/slack.jsonl); "
+        "`toolfront slack click` acts as Slack",
+    )
+    parser.add_argument(
+        "--slack-user",
+        type=_parameter,
+        action="append",
+        default=[],
+        metavar="U123=EMAIL",
+        help="with --slack: a Slack user the stand-in knows, and their profile's e-mail (repeatable)",
+    )
+    parser.add_argument(
         "--seed",
         type=Path,
         metavar="FILE",
@@ -117,18 +133,20 @@ def stack_parameters(args: argparse.Namespace) -> dict[str, str]:
 def _run_dev(args: argparse.Namespace) -> int:
     # Deferred: moto, werkzeug and cfn-lint are dev extras, and other subcommands must not need them.
     from toolfront_dev.outbox import OutboxWatcher
+    from toolfront_dev.slack_local import LocalSlack, SlackLocalStack
     from toolfront_dev.stack import LocalStack
 
     # Before anything starts: a bad seed file is reported with nothing to stop.
     seed = None if args.seed is None else load_seed(args.seed)
     _configure_logging()
-    stack = LocalStack(
-        args.project,
-        host=args.host,
-        port=args.port,
-        moto_port=args.moto_port,
-        parameters=stack_parameters(args),
-        seed=seed,
+    options = {"host": args.host, "port": args.port, "moto_port": args.moto_port, "seed": seed}
+    parameters = stack_parameters(args)
+    stack = (
+        SlackLocalStack(
+            args.project, parameters=parameters, slack=LocalSlack(dict(args.slack_user)), **options
+        )
+        if args.slack
+        else LocalStack(args.project, parameters=parameters, **options)
     )
     stop = threading.Event()
 
@@ -177,6 +195,10 @@ def _print_banner(stack: LocalStack, seed: Seed) -> None:
         print(f"  state machine {logical_id:<12} {arn}")
     if info.state_machines:
         print(f"  approval links: printed here, and kept in {info.outbox}")
+    slack = getattr(stack, "slack", None)
+    if slack is not None:  # its token and signing secret stay in the stack's Secrets Manager
+        print(f"  slack stand-in {slack.url} (channel {slack.channel}), every call in {slack.log_path}")
+        print("     click: toolfront slack click --local APPROVAL_ID --user U123 --approve|--reject")
     health = f"curl {info.api_url}/health"
     if stack.admin_key is None:  # a template without key tables
         print(f"try: {health}")
@@ -198,6 +220,8 @@ COMMANDS: tuple[Command, ...] = (
     KEYS,
     PRINCIPALS,
     APPROVALS,
+    APPROVERS,
+    SLACK,
     AUDIT,
     TOOLS,
     MANIFEST,

@@ -2,7 +2,8 @@
 
 ``toolfront dev`` prints each new line as it appears (:class:`OutboxWatcher`), and
 ``toolfront approvals list --local`` matches links to pending approvals (:func:`outbox_links`).
-A line: ``{"approval_id", "tool", "link", "created_at", "expires_at"}``.
+A line: ``{"approval_id", "tool", "link", "created_at", "expires_at"}``; an escalation's line has
+``"event": "escalated"`` and the approval's ``page`` instead of a link (no code is sent again).
 """
 
 from __future__ import annotations
@@ -44,7 +45,9 @@ def outbox_links(path: Path | None) -> dict[str, str]:
 
 
 def describe_entry(entry: dict[str, Any]) -> str:
-    """The console line for one outbox entry."""
+    """The console line for one outbox entry (an approval's link, or its escalation)."""
+    if entry.get("event") == "escalated":
+        return f"approval escalated, still waiting: {entry.get('tool', '?')} -> {entry.get('page', '?')}"
     return f"approval needed: {entry.get('tool', '?')} -> {entry.get('link', '?')}"
 
 

@@ -1,6 +1,6 @@
 """The approvals function: the approver's confirmation page (GET shows, POST decides once), the
 approvers' sign-in and sign-out, and the approval workflow's own tasks (park the task token and
-notify, expire, fail)."""
+notify, escalate (escalations.py), expire, fail)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,9 @@ from functools import cache
 from typing import Any
 from urllib.parse import urlencode
 
+from escalations import escalate
+from inbox import approval_for_session, inbox, return_path, sign_in_url
+from inbox_page import INBOX_PATH
 from pages import (
     ApprovalView,
     approval_page,
@@ -22,6 +25,7 @@ from pages import (
     signed_out_page,
     status_page,
 )
+from slack_route import announce_in_slack, slack_actions, update_in_slack
 
 from toolfront import wiring
 from toolfront.adapters.http import Edge, Request, Response, Route
@@ -36,7 +40,7 @@ from toolfront.approvals.approvers import (
 from toolfront.approvals.decisions import Decisions
 from toolfront.approvals.notify import notify_approvers
 from toolfront.approvals.records import Approval, ApprovalStatus, hash_code, may_be_approval_id, new_code
-from toolfront.approvals.store import ApprovalStore
+from toolfront.approvals.store import ApprovalStore, old_approval
 from toolfront.approvals.workflow import RESUME_TASK
 from toolfront.audit.records import AuditEvent, decided_by
 from toolfront.auth.actors import ActorKind
@@ -45,6 +49,7 @@ from toolfront.calls.logs import emit_metric
 from toolfront.errors import (
     ApproverRequiredError,
     ConfigurationError,
+    InvalidConfirmationError,
     InvalidDecisionError,
     NotFoundError,
     ToolfrontError,
@@ -138,7 +143,13 @@ def show(request: Request) -> Response:
     if request.path_params.get("id") == SIGNED_IN:  # the sign-in's own landing
         return Response.page(200, signed_in_page())
     code = request.query.get("code", "")
-    approval = _decisions().check_code(_approval_id(request), code)
+    if not code and wiring.approver_sign_in() is not None:  # opened from the inbox: the session opens it
+        found = approval_for_session(request, _approval_id(request))
+        if found is None:  # nobody signed in: sign in, then back to this page
+            return Response.redirect(sign_in_url(_approval_id(request)))
+        approval = found
+    else:
+        approval = _decisions().check_code(_approval_id(request), code)
     view = _view(approval)
     if approval.status is ApprovalStatus.PENDING:
         if not approval.expired_at(datetime.now(UTC)):
@@ -150,6 +161,8 @@ def show(request: Request) -> Response:
 def decide(request: Request) -> Response:
     """POST: decide once, with the code of the link."""
     form = request.form()
+    if not form.get("code") and wiring.approver_sign_in() is not None:
+        return _decide_signed_in(request, form)
     by = decided_by("link", None)
     if wiring.approver_sign_in() is not None:  # who decides is known only from the approval
         approval = _decisions().check_code(_approval_id(request), form.get("code", ""))
@@ -159,6 +172,20 @@ def decide(request: Request) -> Response:
     decided = _decisions().decide(
         _approval_id(request), form.get("code", ""), form.get("decision", ""), by=by
     )
+    return Response.page(200, decided_page(_view(decided), form["decision"]))
+
+
+def _decide_signed_in(request: Request, form: dict[str, str]) -> Response:
+    """POST without the link's code (from the inbox): the signed-in approver, with this session's
+    CSRF token, the approval's permission and someone else's call, votes as the person they are."""
+    approval = _store().get(_approval_id(request))
+    if approval is None:
+        raise NotFoundError("there is no such approval")
+    approver = _approver_deciding(request, form, approval)
+    if approver is None:  # a guest's double opt-in: its code alone decides it
+        raise InvalidConfirmationError("this confirmation code is not valid for this approval")
+    by = decided_by("approver", approver.sub, approver.sub)
+    decided = _decisions().vote(approval.approval_id, form.get("decision", ""), by=by)
     return Response.page(200, decided_page(_view(decided), form["decision"]))
 
 
@@ -202,14 +229,18 @@ def _approver_deciding(request: Request, form: dict[str, str], approval: Approva
 
 
 def start_sign_in(request: Request) -> Response:
-    """GET /approvals/sign-in?approval=...&code=...: to the managed login, the link kept in a cookie."""
+    """GET /approvals/sign-in?approval=...&code=...: to the managed login, the link kept in a cookie
+    (``?to=inbox`` or ``?to=<approval id>``: from the inbox, back there without a code)."""
     sign_in = wiring.approver_sign_in()
-    code = request.query.get("code", "")
-    approval = _decisions().check_code(_known_approval_id(request.query.get("approval", "")), code)
+    if "to" in request.query:
+        back = return_path(request.query["to"])
+    else:
+        code = request.query.get("code", "")
+        approval = _decisions().check_code(_known_approval_id(request.query.get("approval", "")), code)
+        back = f"/approvals/{approval.approval_id}?{urlencode({'code': code})}"
     if sign_in is None:
         raise ApproverRequiredError("approvers do not sign in here: the link alone decides")
     base = _base_url(request)
-    back = f"/approvals/{approval.approval_id}?{urlencode({'code': code})}"
     target, browser = sign_in.start(back, base)
     cookies = [
         _cookie(RETURN_COOKIE, back, base, max_age=SIGN_IN_SECONDS),
@@ -227,7 +258,7 @@ def finish_sign_in(request: Request) -> Response:
     base = _base_url(request)
     token, _ = sign_in.finish(request.query.get("code", ""), request.query.get("state", ""), browser, base)
     back = request.cookies.get(RETURN_COOKIE, "")
-    if not back.startswith("/approvals/apr_"):  # only an approval page of this site
+    if not (back.startswith("/approvals/apr_") or back == INBOX_PATH):  # only this site's pages
         back = f"/approvals/{SIGNED_IN}"
     answer = [
         _cookie(SESSION_COOKIE, token, base, max_age=SESSION_SECONDS),
@@ -258,11 +289,15 @@ def _cookie(name: str, value: str, base_url: str, *, max_age: int) -> str:
     return f"{name}={value}; Path=/approvals; HttpOnly; SameSite=Lax; Max-Age={max_age}{secure}"
 
 
+_DECIDED = (ApprovalStatus.APPROVED, ApprovalStatus.REJECTED, ApprovalStatus.CANCELLED)
+
+
 def park(event: dict[str, Any], context: Any = None) -> dict[str, Any]:
     """Workflow task: keep the task token, mark the approval waiting, then send approvers the link.
 
     The token is kept first: a decision or cancellation from then on finds it (``resume``); one
-    that came before makes the approval's update fail here, and the workflow is let go.
+    that came before (a vote needs no code: Slack, the inbox) makes the approval's update fail
+    here, and the workflow is handed that decision at once, or let go when there is none.
     """
     settings = _settings()
     callbacks = wiring.workflow_callbacks()
@@ -270,10 +305,15 @@ def park(event: dict[str, Any], context: Any = None) -> dict[str, Any]:
     code = new_code()
     try:
         approval = _store().park(event["approval_id"], hash_code(code))
-    except dynamodb.ConditionFailedError:  # cancelled (or gone) before the workflow got here
-        callbacks.release(event["task_token"])
+    except dynamodb.ConditionFailedError as failed:  # decided, cancelled or gone before the workflow got here
+        decided = old_approval(failed)
+        if decided is not None and decided.status in _DECIDED:
+            callbacks.resume(decided)  # the token kept above: the decision reaches the workflow
+        else:
+            callbacks.release(event["task_token"])
         return {"parked": False}
     notify_approvers(settings, approval, code, _tool_info(approval.tool)["title"])
+    announce_in_slack(approval, _tool_info(approval.tool)["title"])  # slack_route.py: never the code
     return {"parked": True}
 
 
@@ -292,6 +332,7 @@ def close(event: dict[str, Any], status: ApprovalStatus) -> dict[str, Any]:
         return {"closed": False}  # already decided or cancelled: that status stands
     event_kind = AuditEvent.EXPIRED if status is ApprovalStatus.EXPIRED else AuditEvent.EXECUTED
     _decisions().record(closed, event_kind)
+    update_in_slack(closed)  # slack_route.py: its message, if any, says how it ended
     emit_metric("ApprovalsExpired" if status is ApprovalStatus.EXPIRED else "ApprovalsFailed")
     return {"closed": True}
 
@@ -327,9 +368,12 @@ lambda_handler = Edge(
         "GET /approvals/sign-in": Route(start_sign_in, problem, code_in_query=True),
         "GET /approvals/callback": Route(finish_sign_in, problem, code_in_query=True),
         "GET /approvals/sign-out": Route(sign_out, problem),
+        "GET /approvals": Route(inbox, problem),  # inbox.py: the approvers' inbox
+        "POST /approvals/slack/actions": Route(slack_actions, problem),  # slack_route.py: Slack's clicks
     },
     tasks={
         "park": park,
+        "escalate": escalate,  # escalations.py: a call still pending at escalate_after_s
         RESUME_TASK: resume,
         "expire": lambda event, context: close(event, ApprovalStatus.EXPIRED),
         "fail": lambda event, context: close(event, ApprovalStatus.FAILED),

@@ -35,6 +35,7 @@ STATUSES: dict[str, tuple[str, str]] = {
 }
 
 _SIGN_OUT = '<a id="sign-out" href="/approvals/sign-out">Sign out</a>'
+_INBOX = '<a id="to-inbox" href="/approvals">Your inbox</a>'  # inbox_page.py: what waits for you
 _CSS = """
 :root{color-scheme:light dark;--bg:#f4f5f7;--fg:#16191d;--muted:#515864;--card:#fff;--line:#d3d8df;
 --accent:#0b57d0;--on-accent:#fff;--warn:#b3261e;--code:#eceff3}
@@ -106,7 +107,7 @@ def approval_page(
     """
     action = "/approvals/" + quote(view.approval_id, safe="")
     who = (
-        f'<p class="muted" id="approver">Signed in as {_e(signed_in_as)}. {_SIGN_OUT}</p>'
+        f'<p class="muted" id="approver">Signed in as {_e(signed_in_as)}. {_INBOX} · {_SIGN_OUT}</p>'
         if signed_in_as
         else ""
     )
@@ -200,8 +201,8 @@ def signed_in_page() -> str:
     """Render the landing after a sign-in that had no approval to return to."""
     body = (
         '<section id="signed-in"><p class="eyebrow">Approver</p><h1>You are signed in</h1>'
-        '<p class="desc">Open an approval link to decide it.</p>'
-        f"{_SIGN_OUT}</section>"
+        '<p class="desc">Open an approval link, or your inbox, to decide.</p>'
+        f"{_INBOX} · {_SIGN_OUT}</section>"
     )
     return _document("Signed in", body, status="signed-in")
 

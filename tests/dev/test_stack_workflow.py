@@ -162,11 +162,12 @@ def whoami(toy: Toy) -> dict[str, str]:
     return answer
 
 
-def start(toy: Toy, approval_id: str, timeout_seconds: int = 60) -> str:
+def start(toy: Toy, approval_id: str, timeout_seconds: int = 60, **escalation: int) -> str:
     execution_input = {
         "approval_id": approval_id,
         "function": whoami(toy)["arn"],  # as a family handler hands over its own ARN
         "timeout_seconds": timeout_seconds,
+        **escalation,  # escalate_after_seconds and remaining_seconds, as Workflow.start adds them
     }
     started = moto_client(toy.endpoint, "stepfunctions").start_execution(
         stateMachineArn=toy.machine_arn, name=approval_id, input=json.dumps(execution_input)
@@ -303,6 +304,61 @@ def test_await_timeout_runs_expire_task(toy: Toy) -> None:
 
     assert ended["status"] == "SUCCEEDED"
     assert [call["event"]["toolfront_task"] for call in toy.calls(approval_id)] == ["park", "expire"]
+    assert states_entered(toy, ended["executionArn"]) == ["Escalates", "AwaitDecision", "Expire", "Done"]
+
+
+def states_entered(toy: Toy, execution_arn: str) -> list[str]:
+    history = moto_client(toy.endpoint, "stepfunctions").get_execution_history(executionArn=execution_arn)
+    return [
+        event["stateEnteredEventDetails"]["name"]
+        for event in history["events"]
+        if "stateEnteredEventDetails" in event
+    ]
+
+
+def test_escalating_wait_times_out_into_escalate_then_expire(toy: Toy) -> None:
+    approval_id = new_id()
+
+    execution_arn = start(toy, approval_id, 60, escalate_after_seconds=1, remaining_seconds=1)
+    ended = wait_for_end(toy, execution_arn)
+
+    assert ended["status"] == "SUCCEEDED"
+    park, escalate, expire = toy.calls(approval_id)
+    assert escalate["function"] == toy.function("ToyApprovalsFunction")
+    assert set(escalate["event"]) == {"toolfront_task", "approval_id", "task_token"}
+    assert escalate["event"]["toolfront_task"] == "escalate"
+    assert escalate["event"]["task_token"] != park["event"]["task_token"]  # the first one timed out
+    assert expire["event"] == {"toolfront_task": "expire", "approval_id": approval_id}
+    assert states_entered(toy, execution_arn) == [
+        "Escalates",
+        "AwaitDecisionUntilEscalation",
+        "Escalate",
+        "Expire",
+        "Done",
+    ]
+
+
+def test_decision_sent_with_the_escalate_token_runs_family_execute(toy: Toy) -> None:
+    approval_id = new_id()
+    execution_arn = start(toy, approval_id, 60, escalate_after_seconds=1, remaining_seconds=59)
+    park, escalate = wait_for_calls(toy, approval_id, 2)
+    states = moto_client(toy.endpoint, "stepfunctions")
+
+    # The first wait's token timed out: AWS answers TaskTimedOut, moto takes it; it resumes nothing.
+    states.send_task_success(taskToken=park["event"]["task_token"], output='{"decision": "approve"}')
+    time.sleep(0.2)
+    assert states.describe_execution(executionArn=execution_arn)["status"] == "RUNNING"
+    assert len(toy.calls(approval_id)) == 2
+    states.send_task_success(taskToken=escalate["event"]["task_token"], output='{"decision": "approve"}')
+    ended = wait_for_end(toy, execution_arn)
+
+    assert ended["status"] == "SUCCEEDED"
+    assert [call["event"]["toolfront_task"] for call in toy.calls(approval_id)] == [
+        "park",
+        "escalate",
+        "execute",
+    ]
+    assert json.loads(ended["output"])["execution"] == {"status": "succeeded"}
 
 
 def test_lambda_invoke_by_arn_runs_handler_and_exception_is_unhandled_error(toy: Toy) -> None:

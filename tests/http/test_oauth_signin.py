@@ -34,6 +34,7 @@ from mcp.shared.auth import (
 from moto.cognitoidp.models import cognitoidp_backends
 
 from tests.http.conftest import PASSWORD, USER, Api
+from tests.http.test_mcp_clients import every_tool
 from tests.tls import https_server
 from toolfront_dev.aws import REGION, moto_client
 from toolfront_dev.stack import LocalStack
@@ -128,7 +129,7 @@ async def list_and_call(url: str, auth: OAuthClientProvider) -> tuple[set[str], 
         ClientSession(read, write) as session,
     ):
         await session.initialize()
-        names = {tool.name for tool in (await session.list_tools()).tools}
+        names = {tool.name for tool in await every_tool(session)}  # 4 a page on this stack
         actor = await session.call_tool("system-get_actor", {})
         return names, actor
 

@@ -81,7 +81,7 @@ def form_of(route: Route) -> str:
     """The form a route answers refusals in, by its address (so a new route needs no line here)."""
     if route.path == "/mcp" or route.path.startswith("/mcp/"):
         return "json-rpc"
-    if route.path.startswith("/approvals/") or route.path == "/oauth/authorize":
+    if route.path == "/approvals" or route.path.startswith("/approvals/") or route.path == "/oauth/authorize":
         return "page"
     if route.path.startswith(("/oauth/", "/.well-known/")):
         return "oauth"

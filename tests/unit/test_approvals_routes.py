@@ -347,3 +347,27 @@ def test_a_quorums_page_says_who_decides_and_the_link_alone_decides_nothing(
     answer = approvals(event_for("POST /approvals/{id}", path={"id": held_for_two}, body=form), None)
     assert answer["statusCode"] == 403 and "2 different approvers" in answer["body"]
     assert stored(held_for_two)["status"] == "pending" and stored(held_for_two)["approved_by"] == []
+
+
+@pytest.mark.parametrize(("decision", "sent"), [("approve", "approve"), ("reject", "reject")])
+def test_a_vote_before_the_workflow_parks_reaches_it_when_it_parks(
+    approvals: Handler, held: str, monkeypatch: pytest.MonkeyPatch, decision: str, sent: str
+) -> None:
+    """A vote needs no code (Slack, the inbox), so it may come before the park task: the park then
+    hands the workflow that decision instead of letting it go (an approved call would never run)."""
+    from functools import cache
+
+    from tests.unit.test_escalation import StepFunctions
+    from toolfront import wiring
+    from toolfront.approvals.decisions import Decisions
+    from toolfront.approvals.workflow import WorkflowCallbacks
+
+    states = StepFunctions()
+    callbacks = WorkflowCallbacks("ApprovalTokensTable", states, boto3.client("dynamodb"))
+    monkeypatch.setattr(wiring, "workflow_callbacks", cache(lambda: callbacks))  # reset() clears it
+    store = ApprovalStore("ApprovalsTable", boto3.client("dynamodb"))
+    Decisions(store, callbacks).vote(held, decision, by={"kind": "slack", "id": "T:U1", "principal": "bob"})
+    states.sent.clear()  # the vote's own resume found no token yet
+    answer = approvals({"toolfront_task": "park", "approval_id": held, "task_token": "token-1"}, None)
+    assert answer == {"parked": False}
+    assert states.sent == [("success", {"taskToken": "token-1", "output": json.dumps({"decision": sent})})]

@@ -24,7 +24,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 LAYER = ROOT / "layers" / "core"
 FUNCTIONS = sorted(path.parent.name for path in (ROOT / "functions").glob("*/app.py"))
-FORBIDDEN = ("mcp", "mcp_types", "moto", "werkzeug", "cfnlint", "jsonschema", "pydantic")
+FORBIDDEN = ("mcp", "mcp_types", "moto", "werkzeug", "cfnlint", "jsonschema", "pydantic", "slack_sdk")
 MARK = "LOADED "
 
 #: Imports each named function as Lambda would (one interpreter per function), then reports which

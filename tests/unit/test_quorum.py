@@ -190,3 +190,12 @@ def test_two_votes_at_once_both_count(held: tuple[Decisions, Approval]) -> None:
         "bob",
         "carol",
     ]
+
+
+def test_a_held_calls_description_says_who_must_confirm() -> None:
+    from toolfront.adapters.openapi.document import confirmation_text
+
+    two = {**tool(quorum=2, approver_permission="refunds").describe(), "module": "shop"}
+    assert confirmation_text(two) is not None
+    assert "by 2 different people holding the 'refunds' permission" in str(confirmation_text(two))
+    assert " by " not in str(confirmation_text({**tool().describe(), "module": "shop"}))

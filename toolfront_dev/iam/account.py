@@ -19,8 +19,8 @@ def is_write(action: str) -> bool:
     prefix, _, verb = action.partition(":")
     if prefix == "dynamodb":
         return verb in _DYNAMODB_WRITES
-    if prefix in ("states", "cognito-idp"):
-        return not verb.startswith(_READ_VERBS)
+    if prefix in ("states", "cognito-idp"):  # AdminGetUser, AdminListGroupsForUser: reads too
+        return not verb.removeprefix("Admin").startswith(_READ_VERBS)
     return False
 
 

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from toolfront.approvals.approvers import ApproverSignIn
     from toolfront.approvals.decisions import Decisions
     from toolfront.approvals.desk import ApprovalDesk
+    from toolfront.approvals.slack import Slack
     from toolfront.approvals.store import ApprovalStore
     from toolfront.approvals.workflow import Resumer, Workflow, WorkflowCallbacks
     from toolfront.audit.log import AuditLog
@@ -140,6 +141,16 @@ def approver_sign_in() -> ApproverSignIn | None:
         keys=key_store(),
         region=current().region,
     )
+
+
+@cache
+def slack() -> Slack | None:
+    """The stack's Slack app when ``SlackChannel`` is set (the approvals function): its secrets are
+    read once per process, and ``slack_sdk`` only when a Slack path first needs it."""
+    from toolfront.approvals.slack import Slack, SlackSettings
+
+    settings = SlackSettings.from_env()
+    return Slack(settings) if settings is not None else None
 
 
 @cache
@@ -260,6 +271,7 @@ def reset() -> None:
     workflow_callbacks.cache_clear()
     _handover.cache_clear()
     approver_sign_in.cache_clear()
+    slack.cache_clear()
     sign_in_facade.cache_clear()
 
 

@@ -115,17 +115,18 @@ class Request(NamedTuple):
         """The body's JSON value, read by the one JSON reader (``InvalidJsonError`` otherwise)."""
         return parse_json(self.body or b"", what=what)
 
-    def form(self) -> dict[str, str]:
+    def form(self, *, max_bytes: int = MAX_FORM_BYTES) -> dict[str, str]:
         """The fields of a form post (``application/x-www-form-urlencoded``): the one form reader.
 
         A repeated field is refused (RFC 6749 section 3.1; on a decision form it would be ambiguous);
-        a malformed percent-escape becomes U+FFFD, never a lone surrogate.
+        a malformed percent-escape becomes U+FFFD, never a lone surrogate. ``max_bytes``: a route
+        whose forms carry more (Slack's interactions carry the whole message) says so.
         """
         if self.media_type != FORM_MEDIA_TYPE:
             raise UnsupportedMediaTypeError(f"send the form as {FORM_MEDIA_TYPE}")
         body = self.body or b""
-        if len(body) > MAX_FORM_BYTES:
-            raise InvalidFormError(f"the form is over {MAX_FORM_BYTES} bytes")
+        if len(body) > max_bytes:
+            raise InvalidFormError(f"the form is over {max_bytes} bytes")
         return _fields(body.decode("utf-8", "replace"))
 
     @property

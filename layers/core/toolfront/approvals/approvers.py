@@ -34,7 +34,7 @@ from toolfront.errors import ApproverRequiredError, ConfigurationError, InvalidC
 # The approvals function imports this module for its cookie's name on every path; what only a
 # signed-in decision needs (the approver's permissions, Cognito's token endpoint) is imported there.
 if TYPE_CHECKING:
-    from toolfront.approvals.records import Approval
+    from toolfront.approvals.records import Approval, Requester
     from toolfront.auth.keystore import KeyStore
 
 SIGN_IN_SECONDS = 600  # a sign-in must come back within ten minutes
@@ -158,23 +158,39 @@ class ApproverSignIn:
     def check(self, approver: Approver, approval: Approval) -> None:
         """Refuse (403) a person without the approval's approver permission (``approver`` unless
         its tool's policy names another), or deciding their own call."""
-        requester = approval.requester
+        why = self.refusal(approver, approval.requester, approval.policy.approver_permission)
+        if why is not None:
+            raise ApproverRequiredError(why)
+
+    def refusal(
+        self,
+        approver: Approver,
+        requester: Requester,
+        needed: str,
+        permissions: frozenset[str] | None = None,
+    ) -> str | None:
+        """Why ``approver`` may not decide a call of ``requester`` needing the permission
+        ``needed`` (``None``: they may). ``permissions``: theirs, when already read (the inbox reads
+        them once for all its rows); otherwise read here, after the four-eyes check."""
         own = (requester.kind == ActorKind.COGNITO and requester.id == approver.sub) or (
             requester.principal is not None and requester.principal in approver.groups
         )
         if own:
-            raise ApproverRequiredError(
-                "this is your own call (or your team's): another approver must decide it (four eyes)"
-            )
-        from toolfront.auth.authenticator import permissions_of
-
-        needed = approval.policy.approver_permission  # the tool's ("approver" unless it says)
-        principals = self._keys.get_principals(list(approver.groups)) if approver.groups else []
-        if needed not in permissions_of(principals):
-            raise ApproverRequiredError(
+            return "this is your own call (or your team's): another approver must decide it (four eyes)"
+        held = self.permissions(approver) if permissions is None else permissions
+        if needed not in held:
+            return (
                 f"{approver.username} may not decide this approval: it needs the {needed!r} "
                 "permission (through one of its Cognito groups)"
             )
+        return None
+
+    def permissions(self, approver: Approver) -> frozenset[str]:
+        """What a person holds through their Cognito groups (principals) now: one read."""
+        from toolfront.auth.authenticator import permissions_of
+
+        principals = self._keys.get_principals(list(approver.groups)) if approver.groups else []
+        return permissions_of(principals)
 
     def client_id(self) -> str:
         """The approvers' app client, found by its name once per process."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import threading
+from typing import Any
 from urllib.parse import quote
 
 from toolfront.approvals.records import Approval
@@ -33,8 +34,7 @@ def notify_approvers(settings: ApprovalSettings, approval: Approval, code: str, 
             "created_at": rfc3339(approval.created_at),
             "expires_at": rfc3339(approval.expires_at),
         }
-        with _outbox_lock, open(settings.outbox_path, "a", encoding="utf-8") as outbox:
-            outbox.write(json.dumps(line) + "\n")
+        append_to_outbox(settings.outbox_path, line)
     if settings.topic_arn:
         aws.client("sns").publish(
             TopicArn=settings.topic_arn,
@@ -45,3 +45,9 @@ def notify_approvers(settings: ApprovalSettings, approval: Approval, code: str, 
                 f"Review it and decide: {link}\n\nThe link works once; opening it changes nothing."
             ),
         )
+
+
+def append_to_outbox(path: str, line: dict[str, Any]) -> None:
+    """One JSON line in the local outbox (each written whole: the console reads it as it grows)."""
+    with _outbox_lock, open(path, "a", encoding="utf-8") as outbox:
+        outbox.write(json.dumps(line) + "\n")

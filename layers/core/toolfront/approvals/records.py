@@ -120,6 +120,7 @@ class Approval:
     policy: ApprovalPolicy = DEFAULT_POLICY  # the tool's, when it held the call
     approved_by: tuple[dict[str, Any], ...] = ()  # each approving vote's decided_by, in order
     escalated_at: datetime | None = None
+    slack_message: dict[str, str] | None = None  # {"channel", "ts"} of its Slack message (slack.py)
 
     def expired_at(self, now: datetime) -> bool:
         return now >= self.expires_at

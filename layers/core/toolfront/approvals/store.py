@@ -7,11 +7,13 @@ builds the conditional writes.
 from __future__ import annotations
 
 import json
+import time
 import zlib
 from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from toolfront.approvals.pending import LEAVE_INDEX, index_fields
 from toolfront.aws import bodies, dynamodb
 from toolfront.aws import clients as aws
 from toolfront.encoding import parse_rfc3339, rfc3339
@@ -84,6 +86,7 @@ class ApprovalStore:
             ":seen": {"S": json.dumps(list(approval.approved_by), ensure_ascii=False)},
         }
         names: dict[str, str] = {}
+        removes = ""
         if len(votes) >= approval.approvals_needed:
             sets += ["#status = :to", "decided_at = :now", "#decided_by = :by"]
             values |= {
@@ -92,12 +95,13 @@ class ApprovalStore:
                 ":by": {"S": json.dumps(vote, ensure_ascii=False)},
             }
             names["#decided_by"] = "decided_by"
+            removes = LEAVE_INDEX  # approved: out of the approvers' inbox
         seen = "approved_by = :seen" if approval.approved_by else "attribute_not_exists(approved_by)"
         if not approval.approved_by:
             del values[":seen"]
         return self._update(
             approval.approval_id,
-            "SET " + ", ".join(sets),
+            "SET " + ", ".join(sets) + removes,
             values,
             condition=f"#status = :pending AND {seen}",
             names=names,
@@ -159,7 +163,8 @@ class ApprovalStore:
         if code_hash is not None:
             condition += " AND code_hash = :code_hash"
             values[":code_hash"] = {"S": code_hash}
-        return self._update(approval_id, "SET " + ", ".join(sets), values, condition=condition, names=names)
+        expression = "SET " + ", ".join(sets) + LEAVE_INDEX  # no status after pending waits
+        return self._update(approval_id, expression, values, condition=condition, names=names)
 
     def _packed(self, approval_id: str, name: str, value: Any, now: datetime) -> dict[str, Any]:
         """A field's attribute value: a string as it is, anything else as JSON, which a large result
@@ -205,6 +210,12 @@ class ApprovalStore:
         )
         return self._from(answer["Attributes"])
 
+    def keep_slack_message(self, approval_id: str, channel: str, ts: str) -> None:
+        """Where the approval's Slack message is, so that later updates edit that message."""
+        message = {":message": {"S": json.dumps({"channel": channel, "ts": ts})}}
+        condition = "attribute_exists(#status)"
+        self._update(approval_id, "SET slack_message = :message", message, condition=condition)
+
 
 def old_approval(failed: dynamodb.ConditionFailedError) -> Approval | None:
     """The approval as a failed conditional write found it (None when it does not exist)."""
@@ -237,7 +248,7 @@ def _to_item(a: Approval) -> dict[str, Any]:
         item["client_token_hash"] = {"S": a.client_token_hash}
     if a.policy.as_dict() != _DEFAULT_POLICY_DICT:
         item["policy"] = {"S": json.dumps(a.policy.as_dict())}
-    return item
+    return item | index_fields(a, time.time_ns())  # in the approvers' inbox while it waits
 
 
 def _requester_dict(r: Requester) -> dict[str, Any]:
@@ -321,6 +332,7 @@ def _from_item(item: dict[str, Any], parts: PartsReader | None = None) -> Approv
             policy=ApprovalPolicy.of(json.loads(_text(item, "policy") or "null")),
             approved_by=tuple(json.loads(_text(item, "approved_by") or "[]")),
             escalated_at=_moment(item, "escalated_at"),
+            slack_message=json.loads(_text(item, "slack_message") or "null"),
         )
     except (KeyError, ValueError, AssertionError, zlib.error) as exc:  # a damaged record: never half-read
         raise StoreUnavailableError("an approval record could not be read") from exc

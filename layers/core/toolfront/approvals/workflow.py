@@ -49,12 +49,20 @@ class Workflow:
         self._client = client
 
     def start(self, approval: Approval, timeout_seconds: int) -> None:
-        """One execution per approval, named after it (a retry cannot start a second one)."""
-        payload = {
+        """One execution per approval, named after it (a retry cannot start a second one).
+
+        ``timeout_seconds`` is the approval's lifetime. A policy that escalates before the end adds
+        ``escalate_after_seconds`` (the first wait) and ``remaining_seconds`` (the wait after the
+        escalation); one that would escalate at or after the end adds nothing: it just expires.
+        """
+        payload: dict[str, Any] = {
             "approval_id": approval.approval_id,
             "function": approval.function,
             "timeout_seconds": timeout_seconds,
         }
+        after = approval.policy.escalate_after_s
+        if after is not None and 0 < after < timeout_seconds:
+            payload |= {"escalate_after_seconds": after, "remaining_seconds": timeout_seconds - after}
         try:
             self.client.start_execution(
                 stateMachineArn=self._arn, name=approval.approval_id, input=json.dumps(payload)

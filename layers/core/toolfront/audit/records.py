@@ -35,6 +35,8 @@ class AuditEvent(StrEnum):
     PERMISSION_GRANTED = "permission.granted"
     PERMISSION_REVOKED = "permission.revoked"
     CLIENT_REGISTERED = "oauth_client.registered"
+    SLACK_REFUSED = "approval.slack_refused"  # a Slack click that changed nothing (who, and why)
+    SLACK_LINKED = "slack_user.linked"  # an operator tied a Slack user to a principal (or untied it)
 
 
 @dataclass(frozen=True, slots=True)

@@ -222,10 +222,11 @@ def confirmation_text(tool: dict[str, Any]) -> str | None:
     info = ToolInfo.of(tool)
     if not info.may_be_held:
         return None
+    who = _who_confirms(tool)
     if tool["danger"] == "always":
         return (
             "Confirmation: always held for a person's confirmation (202 pending_approval); it runs only "
-            "once approved."
+            f"once approved{who}."
         )
     when = []
     if tool["danger"] == "check":
@@ -237,7 +238,16 @@ def confirmation_text(tool: dict[str, Any]) -> str | None:
     if not info.is_read_only:
         when.append("the calling key requires approval")
     listed = ", ".join(when[:-1]) + (" or " if len(when) > 1 else "") + when[-1]
-    return f"Confirmation: held (202 pending_approval) when {listed}."
+    return f"Confirmation: held (202 pending_approval) when {listed}{who}."
+
+
+def _who_confirms(tool: dict[str, Any]) -> str:
+    """``, by ...`` when the tool's approval policy asks more than one approver (its description
+    then tells a caller how long a held call may take and why)."""
+    from toolfront.tools.approval_policy import ApprovalPolicy
+
+    policy = ApprovalPolicy.of(tool.get("approval"))
+    return f", by {policy.describe()}" if policy != ApprovalPolicy() else ""
 
 
 def _success(tool: dict[str, Any], envelope: dict[str, Any]) -> dict[str, Any]:
@@ -300,6 +310,7 @@ def _api_paths() -> dict[str, Any]:
                 "401": error_response(
                     "unauthenticated: the key is invalid, expired or revoked.", unauthenticated=True
                 ),
+                "400": error_response("invalid_form: a query field (limit, cursor, q) is repeated."),
                 "422": error_response("invalid_input: limit, cursor or q is not valid (details.field)."),
                 **errors,
             },
