@@ -49,6 +49,19 @@ def announce_in_slack(approval: Approval, title: str) -> None:
         announce(slack, store, approval, title)
 
 
+def escalate_in_slack(approval: Approval) -> None:
+    """The escalate task's Slack post (when Slack is on and the policy asks it): never fails it."""
+    from toolfront.approvals.slack import escalate
+
+    try:
+        slack = wiring.slack()
+    except ConfigurationError as exc:
+        logger.warning("Slack is misconfigured, no escalation for %s: %s", approval.approval_id, exc.message)
+        emit_metric("SlackFailures", Method="configuration")
+        return
+    escalate(slack, approval, _title_of(approval.tool))
+
+
 def update_in_slack(approval: Approval) -> None:
     """The message of a call that ended without a click (expired, or its workflow failed) says so,
     its buttons gone; nothing without a message or without Slack, and a failure is only logged."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 from datetime import UTC, datetime, timedelta
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -155,3 +156,48 @@ def test_an_expired_calls_message_says_so_without_buttons() -> None:
     text, blocks = decided_message(held(status=ApprovalStatus.EXPIRED, decided_by=by), "Delete", by)
     assert "toolfront: expired before enough people approved" in text and ":hourglass:" in text
     assert not any(b["type"] == "actions" for b in blocks)
+
+
+class RecordingWeb:
+    timeout = 0
+
+    def __init__(self) -> None:
+        self.posted: list[dict[str, Any]] = []
+
+    def chat_postMessage(self, **arguments: Any) -> Any:
+        self.posted.append(arguments)
+        return SimpleNamespace(data={"ok": True, "channel": arguments["channel"], "ts": "1.1"})
+
+
+@pytest.mark.parametrize(
+    ("channel", "group", "posted_to", "mention"),
+    [
+        ("", "S0ESCALATE", "C0APPROVALS", "<!subteam^S0ESCALATE> "),  # the approvals channel, mentioning
+        ("C0ESCALATE", "S0ESCALATE", "C0ESCALATE", ""),  # a channel of its own: no mention needed
+        ("", "", "C0APPROVALS", ""),
+    ],
+)
+def test_an_escalation_asks_again_in_the_escalation_channel_or_mentions_the_group(
+    channel: str, group: str, posted_to: str, mention: str
+) -> None:
+    from dataclasses import replace
+
+    from toolfront.approvals.slack import escalate
+
+    web = RecordingWeb()
+    settings = replace(SETTINGS, escalation_channel=channel, escalation_user_group=group)
+    app = Slack(settings, secrets=lambda arn, what: "xoxb-token", clock=lambda: NOW, web=web)
+    assert escalate(app, held(), "Delete a product") is True
+    [message] = web.posted
+    assert message["channel"] == posted_to
+    first = message["blocks"][0]["text"]["text"]
+    assert first.startswith(f":rotating_light: {mention}Still waiting") and "code" not in str(message)
+    assert any(block.get("type") == "actions" for block in message["blocks"])  # its buttons vote alike
+
+
+def test_an_escalation_that_slack_refuses_is_only_logged() -> None:
+    from toolfront.approvals.slack import escalate
+
+    app, _ = slack(web=FailingWeb())
+    assert escalate(app, held(), "Delete") is False
+    assert escalate(None, held(), "Delete") is False

@@ -48,7 +48,9 @@ class Escalation:
         *,
         audit: AuditLog | None = None,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        also: Callable[[Approval], object] | None = None,
     ) -> None:
+        self._also = also  # the stack's other channels that carry escalations (Slack)
         self._settings = settings
         self._approvals = approvals
         self._callbacks = callbacks
@@ -72,6 +74,8 @@ class Escalation:
         emit_metric("ApprovalsEscalated")
         try:
             post_escalation(self._settings, escalated)
+            if self._also is not None:
+                self._also(escalated)
         except Exception:
             # The approval stays escalated and decidable (the first link still works); a reminder
             # that could not be sent must not end the call.

@@ -128,6 +128,29 @@ def announce(slack: Slack | None, store: ApprovalStore, approval: Approval, titl
     return True
 
 
+def escalate(slack: Slack | None, approval: Approval, title: str) -> bool:
+    """Ask again in Slack for a call still pending at its escalation time: the escalation channel,
+    else the approvals channel mentioning the escalation user group; whether it was posted (a
+    failure is logged and counted, never raised: the escalation stands and the first message
+    still decides)."""
+    if slack is None or not wants_slack(approval):
+        return False
+    from toolfront.approvals.slack_blocks import escalation_message
+
+    settings = slack.settings
+    group = settings.escalation_user_group
+    mention = f"<!subteam^{group}> " if group and not settings.escalation_channel else ""
+    text, blocks = escalation_message(approval, title, mention)
+    try:
+        slack.post(settings.escalation_channel or settings.channel, text, blocks)
+    except (SlackError, ConfigurationError) as exc:
+        logger.warning("the Slack escalation of %s was not posted: %s", approval.approval_id, exc)
+        emit_metric("SlackFailures", Method="chat.postMessage")
+        return False
+    emit_metric("SlackEscalationsPosted")
+    return True
+
+
 class Slack:
     """One stack's Slack app: its secrets (read once per process) and its Web API client."""
 

@@ -48,6 +48,15 @@ def approval_message(approval: Approval, title: str) -> tuple[str, list[dict[str
     return text, blocks
 
 
+def escalation_message(approval: Approval, title: str, mention: str) -> tuple[str, list[dict[str, Any]]]:
+    """A held call still pending at its policy's ``escalate_after_s``, asked again: the same
+    message as the first (its buttons vote alike), after a line saying it still waits
+    (``mention``: the escalation user group's, or empty)."""
+    line = f":rotating_light: {mention}Still waiting for approval: nobody has decided yet. {_count(approval)}"
+    text, blocks = approval_message(approval, title)
+    return f"Still waiting: {text}", [_section(line.strip()), *blocks]
+
+
 def decided_message(approval: Approval, title: str, by: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
     """The message after a vote or a decision: who decided and the votes so far; the buttons stay
     while the call still waits for more people, and go once it is decided."""
