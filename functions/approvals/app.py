@@ -8,7 +8,6 @@ import hmac
 import json
 from dataclasses import replace
 from datetime import UTC, datetime
-from functools import cache
 from typing import Any
 from urllib.parse import urlencode
 
@@ -55,7 +54,7 @@ from toolfront.errors import (
     ToolfrontError,
 )
 from toolfront.settings import ApprovalSettings, current
-from toolfront.tools.manifest import load_manifest
+from toolfront.tools.manifest import manifest_tool
 
 RETURN_COOKIE = "tf_approval_return"  # the link to come back to after signing in (it holds the code)
 SIGNED_IN = "signed-in"  # GET /approvals/signed-in: where a sign-in without a link to return to lands
@@ -87,17 +86,8 @@ def _decisions() -> Decisions:
     return wiring.decisions(resumes_itself=True)
 
 
-@cache
-def _tools_by_name() -> dict[str, dict[str, Any]]:
-    return {str(tool["name"]): tool for tool in load_manifest()["tools"]}
-
-
-def _tool_info(tool: str) -> dict[str, Any]:
-    return _tools_by_name().get(tool, {"title": tool, "description": ""})
-
-
 def _view(approval: Approval) -> ApprovalView:
-    info = _tool_info(approval.tool)
+    info = manifest_tool(approval.tool)
     return ApprovalView(
         approval_id=approval.approval_id,
         tool=approval.tool,
@@ -289,9 +279,6 @@ def _cookie(name: str, value: str, base_url: str, *, max_age: int) -> str:
     return f"{name}={value}; Path=/approvals; HttpOnly; SameSite=Lax; Max-Age={max_age}{secure}"
 
 
-_DECIDED = (ApprovalStatus.APPROVED, ApprovalStatus.REJECTED, ApprovalStatus.CANCELLED)
-
-
 def park(event: dict[str, Any], context: Any = None) -> dict[str, Any]:
     """Workflow task: keep the task token, mark the approval waiting, then send approvers the link.
 
@@ -306,14 +293,10 @@ def park(event: dict[str, Any], context: Any = None) -> dict[str, Any]:
     try:
         approval = _store().park(event["approval_id"], hash_code(code))
     except dynamodb.ConditionFailedError as failed:  # decided, cancelled or gone before the workflow got here
-        decided = old_approval(failed)
-        if decided is not None and decided.status in _DECIDED:
-            callbacks.resume(decided)  # the token kept above: the decision reaches the workflow
-        else:
-            callbacks.release(event["task_token"])
+        callbacks.hand_over(old_approval(failed), event["task_token"])  # the token kept above
         return {"parked": False}
-    notify_approvers(settings, approval, code, _tool_info(approval.tool)["title"])
-    announce_in_slack(approval, _tool_info(approval.tool)["title"])  # slack_route.py: never the code
+    notify_approvers(settings, approval, code, manifest_tool(approval.tool)["title"])
+    announce_in_slack(approval, manifest_tool(approval.tool)["title"])  # slack_route.py: never the code
     return {"parked": True}
 
 

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 from collections import Counter
 from datetime import UTC, datetime
-from functools import cache
-from typing import Any
 from urllib.parse import urlencode
 
 from inbox_page import INBOX_PATH, InboxRow, ToolChoice, inbox_page
@@ -25,7 +23,7 @@ from toolfront.approvals.pending import PendingApproval, PendingApprovals, liste
 from toolfront.approvals.records import Approval, may_be_approval_id
 from toolfront.errors import ConfigurationError, InvalidConfirmationError, NotFoundError
 from toolfront.settings import current
-from toolfront.tools.manifest import load_manifest
+from toolfront.tools.manifest import manifest_tool
 
 INBOX = "inbox"  # ``/approvals/sign-in?to=inbox``: a sign-in that returns to the inbox
 MAX_TOOL_FILTER = 200  # a tool's name is far shorter; a longer filter matches nothing anyway
@@ -121,10 +119,5 @@ def _pending() -> PendingApprovals:
     return PendingApprovals(approvals.table)
 
 
-@cache
-def _tools_by_name() -> dict[str, dict[str, Any]]:
-    return {str(tool["name"]): tool for tool in load_manifest()["tools"]}
-
-
 def _title(tool: str) -> str:
-    return str(_tools_by_name().get(tool, {}).get("title") or tool)
+    return str(manifest_tool(tool).get("title") or tool)

@@ -11,7 +11,6 @@ asynchronous Step Functions call. ``slack_sdk`` is loaded by these paths only.
 from __future__ import annotations
 
 import logging
-from functools import cache
 from typing import TYPE_CHECKING
 
 from toolfront import wiring
@@ -20,7 +19,7 @@ from toolfront.calls.inputs import parse_json
 from toolfront.calls.logs import emit_metric
 from toolfront.errors import ConfigurationError, InvalidFormError, NotFoundError, UnauthenticatedError
 from toolfront.settings import current
-from toolfront.tools.manifest import load_manifest
+from toolfront.tools.manifest import manifest_tool
 
 if TYPE_CHECKING:
     from toolfront.approvals.records import Approval
@@ -118,10 +117,5 @@ def _votes(slack: Slack) -> SlackVotes:
     return SlackVotes(slack, people, decisions, store, title_of=_title_of, audit=wiring.audit_log())
 
 
-@cache
-def _titles() -> dict[str, str]:
-    return {str(tool["name"]): str(tool.get("title") or tool["name"]) for tool in load_manifest()["tools"]}
-
-
 def _title_of(tool: str) -> str:
-    return _titles().get(tool, tool)
+    return str(manifest_tool(tool).get("title") or tool)

@@ -1,4 +1,5 @@
-"""Escalating a held call nobody decided: its policy's ``escalate_after_s`` (DESIGN.md section 18).
+"""Escalating a held call nobody decided: its policy's ``escalate_after_s`` (docs/contract.md,
+"Escalation and the end").
 
 The workflow carries the timer (statemachines/approval.asl.json): the first wait times out at
 ``escalate_after_s``, and the ``escalate`` task, itself a wait for a decision, runs this. It keeps
@@ -34,7 +35,6 @@ logger = logging.getLogger(__name__)
 #: The approvals function's workflow task that escalates (``toolfront_task``).
 ESCALATE_TASK = "escalate"
 #: What a decision made while the workflow was between its two waits resumes it with.
-_DECIDED = (ApprovalStatus.APPROVED, ApprovalStatus.REJECTED, ApprovalStatus.CANCELLED)
 
 
 class Escalation:
@@ -88,10 +88,7 @@ class Escalation:
             # Already escalated: this task ran again (a retried invocation). Its token is the one
             # kept now, so a decision resumes it; nothing is posted twice.
             return {"escalated": False}
-        if current is not None and current.status in _DECIDED:
-            self._callbacks.resume(current)
-        else:  # gone, expired or already run: nothing left to wait for
-            self._callbacks.release(task_token)
+        self._callbacks.hand_over(current, task_token)
         return {"escalated": False}
 
 

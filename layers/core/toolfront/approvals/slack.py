@@ -1,5 +1,5 @@
-"""Approvals in Slack (DESIGN.md section 18): the stack's Slack settings, its two secrets and the Web
-API calls toolfront makes (``chat.postMessage``, ``chat.update``, ``chat.postEphemeral``,
+"""Approvals in Slack (docs/contract.md, "Approving in Slack"): the stack's Slack settings, its two
+secrets and the Web API calls toolfront makes (``chat.postMessage``, ``chat.update``, ``chat.postEphemeral``,
 ``users.info``) with the official ``slack_sdk``.
 
 ``slack_sdk`` costs about 80 ms to import, so it is imported here only, inside the calls that need it:

@@ -152,6 +152,18 @@ class WorkflowCallbacks:
         """Let a workflow go that parked too late (its approval was already closed)."""
         self._send("send_task_success", taskToken=task_token, output=json.dumps({"decision": "none"}))
 
+    def hand_over(self, current: Approval | None, task_token: str) -> None:
+        """A workflow that started waiting (its token kept) after its approval left ``pending``:
+        approved, rejected or cancelled meanwhile (a vote needs no code), it is resumed with that
+        decision; gone, expired or run, it is let go."""
+        from toolfront.approvals.records import ApprovalStatus
+
+        decided = (ApprovalStatus.APPROVED, ApprovalStatus.REJECTED, ApprovalStatus.CANCELLED)
+        if current is not None and current.status in decided:
+            self.resume(current)
+        else:
+            self.release(task_token)
+
     def _token(self, approval_id: str) -> str | None:
         found = dynamodb.call(
             self._tokens.client,

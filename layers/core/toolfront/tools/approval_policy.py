@@ -1,5 +1,5 @@
-"""A tool's approval policy (DESIGN.md section 18): how many people must confirm a held call, with
-which permission, when a call nobody answered is escalated, and where approvers are asked.
+"""A tool's approval policy (docs/authoring.md, "approval"): how many people must confirm a held
+call, with which permission, when a call nobody answered is escalated, and where approvers are asked.
 
 Declared as ``approval={...}`` on ``Tool.new`` and ``@family.tool``; checked here with errors naming
 the field; copied onto each approval the tool holds, so the approvals function decides by the

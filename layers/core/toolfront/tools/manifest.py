@@ -66,6 +66,17 @@ def load_manifest() -> dict[str, Any]:
     return manifest
 
 
+@cache
+def _by_name() -> dict[str, dict[str, Any]]:
+    return {str(tool["name"]): tool for tool in load_manifest()["tools"]}
+
+
+def manifest_tool(name: str) -> dict[str, Any]:
+    """A family tool's manifest entry by name (one the manifest lacks: its name as its title), read
+    once per process: what the approvals function shows of a held call's tool without its code."""
+    return _by_name().get(name) or {"name": name, "title": name, "description": ""}
+
+
 IDEMPOTENCY_KEY_SCHEMA = {
     "type": "string",
     "minLength": 1,
