@@ -1,4 +1,4 @@
-"""Large registries: 2,000 tools in one function (DESIGN.md sections 19 and 21; issue 26 item 4).
+"""Large registries: 2,000 tools in one function (docs/performance.md, "Large registries").
 
 Targets (section 21): a search over 2,000 tools, median <= 1 ms; the index built at cold start in
 <= 50 ms; a ``tools/list`` page of 100 over 2,000 tools <= 0.1x the MCP SDK server's full list of

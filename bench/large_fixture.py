@@ -107,7 +107,7 @@ def sanity(fx: Fixture, loop: Any) -> tuple[dict[str, Any], list[str]]:
         "toolfront_anonymous_page_bytes": len(fx.edge(fx.list_event(admin=False))["body"]),
         "task_queries_top5": f"{top5}/{sum(q.kind == 'task' for q in fx.queries)}",
         "note": "task queries are paraphrases made from the generated tools' own words: not the "
-        "relevance test of DESIGN.md section 19 (a tool-selection set the project does not see)",
+        "relevance test on an outside tool-selection set the project does not see",
     }, cursors
 
 
