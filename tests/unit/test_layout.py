@@ -56,11 +56,16 @@ def test_every_function_handler_resolves_to_a_callable(template: dict[str, Any])
         assert callable(getattr(module, attribute, None)), f"{logical_id}: {props['Handler']} is not callable"
 
 
-def test_every_function_uses_the_core_layer(template: dict[str, Any]) -> None:
+def test_every_function_uses_the_core_layer_and_the_adot_layer_only_when_given(
+    template: dict[str, Any],
+) -> None:
     layers = resources(template, "AWS::Serverless::LayerVersion")
     assert list(layers) == ["CoreLayer"]
+    adot = {"Fn::If": ["HasOtelLayer", {"Ref": "OtelLayerArn"}, {"Ref": "AWS::NoValue"}]}
     for res in resources(template, "AWS::Serverless::Function").values():
-        assert function_settings(template, res["Properties"], "Layers") == [{"Ref": "CoreLayer"}]
+        assert function_settings(template, res["Properties"], "Layers") == [{"Ref": "CoreLayer"}, adot]
+    wrapper = template["Globals"]["Function"]["Environment"]["Variables"]["AWS_LAMBDA_EXEC_WRAPPER"]
+    assert wrapper == {"Fn::If": ["HasOtelLayer", "/opt/otel-instrument", {"Ref": "AWS::NoValue"}]}
 
 
 def test_core_layer_ships_the_toolfront_package_built_for_python313(template: dict[str, Any]) -> None:
@@ -79,7 +84,7 @@ def test_layer_requirements_pin_what_pyproject_pins() -> None:
     )
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
     declared = dict(dep.split("==") for dep in project if "==" in dep)
-    assert pins == {name: version for name, version in declared.items() if name != "boto3"}
+    assert pins == declared
 
 
 def test_tables_are_declared_with_ttl_where_records_expire(template: dict[str, Any]) -> None:

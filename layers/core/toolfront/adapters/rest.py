@@ -113,6 +113,7 @@ def call_of(request: Request, tool_name: str, *, base_url: str = "") -> Call:
         entry=Entry.REST,
         function=request.function,
         base_url=base_url,
+        traceparent=request.headers.get("traceparent", ""),
     )
 
 

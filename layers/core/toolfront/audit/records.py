@@ -72,9 +72,10 @@ class AuditEntry:
     decided_by: Mapping[str, Any] | None = None
     entry: str | None = None  # rest, mcp, approval, cli
     client: str | None = None  # the MCP client's or User-Agent's product: "name/version"
+    trace_id: str | None = None  # the call's OpenTelemetry trace, when traced (32 hex digits)
 
     def content(self) -> dict[str, Any]:
-        return {
+        found = {
             "at": timestamp(self.at),
             "event": str(self.event),
             "request_id": self.request_id,
@@ -88,6 +89,9 @@ class AuditEntry:
             "entry": self.entry,
             "client": self.client,
         }
+        if self.trace_id is not None:  # only when traced: records without it keep their hash
+            found["trace_id"] = self.trace_id
+        return found
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,8 +19,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from toolfront.aws.dryrun import refuse_writes_in_dry_run
-from toolfront.aws.wire import Wire
+from toolfront.aws.failures import error_code, is_aws_failure
+from toolfront.aws.wire import Wire, forget_fallback
 from toolfront.errors import ConfigurationError
+from toolfront.tracing import instrument_botocore
 
 _CONFIG_KWARGS: dict[str, Any] = {
     "connect_timeout": 2,
@@ -50,6 +52,8 @@ def client(service: str) -> Any:
 
             found = boto3.session.Session().client(service, config=Config(**_config_kwargs(service)))
             found.meta.events.register("before-call", refuse_writes_in_dry_run)
+            if service == "dynamodb":
+                instrument_botocore(found)  # a family's own requests (toolfront.dynamodb.client())
             _clients[service] = found
         return found
 
@@ -102,9 +106,11 @@ def dynamodb() -> Wire:
 
 
 def reset_clients() -> None:
-    """Forget every cached client (tests that change endpoints or credentials)."""
+    """Forget every cached client (tests that change endpoints or credentials), and a fallback to
+    botocore: the next client's wire decides afresh."""
     with _lock:
         _clients.clear()
+    forget_fallback()
 
 
 class LazyClient:
@@ -135,18 +141,14 @@ def _botocore_client(found: Any) -> bool:
     return isinstance(found, BaseClient)
 
 
-def error_code(exc: BaseException) -> str | None:
-    """The AWS error code of a failed request (``ConditionalCheckFailedException``), None for an
-    exception that carries no AWS answer (a lost connection, a bug)."""
-    response = getattr(exc, "response", None)
-    error = response.get("Error") if isinstance(response, dict) else None
-    code = error.get("Code") if isinstance(error, dict) else None
-    return str(code) if code is not None else None
-
-
-def is_aws_failure(exc: BaseException) -> bool:
-    """Whether ``exc`` is AWS (or the way to it) failing, as opposed to a bug: a bug must stay a 500
-    with its traceback, never become "retry shortly"."""
-    from botocore.exceptions import BotoCoreError, ClientError
-
-    return isinstance(exc, BotoCoreError | ClientError)
+__all__ = [
+    "DEFAULT_INVOKE_READ_TIMEOUT_SECONDS",
+    "INVOKE_READ_TIMEOUT_VARIABLE",
+    "LazyClient",
+    "client",
+    "dynamodb",
+    "error_code",  # the failure helpers are aws.failures'; here too, for the stores that say ``aws.``
+    "invoke_read_timeout_seconds",
+    "is_aws_failure",
+    "reset_clients",
+]

@@ -15,10 +15,18 @@ them) and the timeouts; every request passes that client's ``provide-client-para
 request counters and injected faults see it as they see botocore's (the other events, which only
 serve botocore's own machinery, are not emitted). A failure is raised as botocore's ``ClientError``
 with botocore's response shape, so ``aws.dynamodb.translated`` reads it unchanged; an answer that
-cannot be read at all is ``UnreadableAnswerError``. Retries are botocore's standard mode (see
-``_retry_kind``), and ``TransactWriteItems`` carries the ``ClientRequestToken`` botocore adds, the
+cannot be read at all is ``UnreadableAnswerError``. Retries are botocore's standard mode
+(``aws.retries``), and ``TransactWriteItems`` carries the ``ClientRequestToken`` botocore adds, the
 same on every attempt, so a resent transaction whose first answer was lost is not applied twice.
 Any other method (``describe_table``...) is the wrapped client's own.
+
+The safety net (DESIGN.md section 20): the wire reads one private botocore attribute (the signer's
+credentials) and signs by hand, so the layer pins the botocore it was tested with, and the process
+falls back to botocore itself, for good and with one warning, when that attribute is missing (a
+botocore that changed) or DynamoDB refuses a request for its signature (which it never applied: the
+request is resent through botocore). ``TOOLFRONT_WIRE=off`` sends everything through botocore from
+the start. Inside Lambda each request carries ``X-Amzn-Trace-Id`` as botocore's does (unsigned, as
+botocore leaves it), so X-Ray links DynamoDB's side of the request to the invocation.
 """
 
 from __future__ import annotations
@@ -27,15 +35,40 @@ import base64
 import hashlib
 import hmac
 import json
+import logging
+import os
 import random
 import time
 import uuid
 import zlib
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 from toolfront.aws.dryrun import refuse_writes_in_dry_run
+from toolfront.aws.fallback import (
+    WIRE_VARIABLE,
+    Fallback,
+    code_of,
+    fallback_reason,
+    forget_fallback,
+    wire_enabled,
+)
+from toolfront.aws.retries import (
+    ATTEMPTS,
+    NO_RETRY_INCREMENT,
+    RETRIED_CODES,
+    RETRY_COST,
+    THROTTLING,
+    THROTTLING_RETRY_COST,
+    TRANSIENT,
+    Failure,
+    connection_failed,
+    delay,
+    retry_after_s,
+    retry_kind,
+)
+from toolfront.tracing import end_dynamodb, start_dynamodb
 
 #: The operations toolfront sends (method name -> DynamoDB's operation name).
 OPERATIONS = {
@@ -50,40 +83,8 @@ OPERATIONS = {
     "query": "Query",
     "scan": "Scan",
 }
-# Retries as botocore's standard mode makes them (botocore/retries/standard.py and special.py, as
-# of botocore 1.44): keep these in step with it. The attempts are the wrapped client's
-# (``total_max_attempts``: toolfront's Config says ``max_attempts: 3``, which botocore counts as
-# retries, so 4 in all); ``ATTEMPTS`` when its Config says nothing (``_SERVICE_MAX_ATTEMPTS``).
-ATTEMPTS = 4
-_THROTTLING_BASE_S = 1.0  # ExponentialBackoff: throttling_base_scale
-_TRANSIENT_BASE_S = 0.025  # non_throttling_base_scale for dynamodb
-_MAX_BACKOFF_S = 20.0
-_RETRY_AFTER_MAX_EXTRA_S = 5.0  # an x-amz-retry-after raises the delay up to 5 s above it
-_RETRY_COST, _THROTTLING_RETRY_COST, _NO_RETRY_INCREMENT = 14, 5, 1  # RetryQuotaChecker
-_TRANSIENT_CODES = frozenset({"RequestTimeout", "RequestTimeoutException", "PriorRequestNotComplete"})
-_TRANSIENT_STATUSES = frozenset({500, 502, 503, 504})
-_THROTTLING_CODES = frozenset(
-    {
-        "Throttling",
-        "ThrottlingException",
-        "ThrottledException",
-        "RequestThrottledException",
-        "TooManyRequestsException",
-        "ProvisionedThroughputExceededException",
-        "TransactionInProgressException",
-        "RequestLimitExceeded",
-        "BandwidthLimitExceeded",
-        "LimitExceededException",
-        "RequestThrottled",
-        "SlowDown",
-        "PriorRequestNotComplete",
-        "EC2ThrottledException",
-    }
-)
-_THROTTLING, _TRANSIENT = "throttling", "transient"
-#: Every error code the wire retries (DynamoDB's only error modeled as retryable included): once the
-#: attempts are spent, each means "retry shortly" (``aws.dynamodb.translated``).
-RETRIED_CODES = _THROTTLING_CODES | _TRANSIENT_CODES | {"ReplicatedWriteConflictException"}
+_SIGNED_WRONG = "signature"  # not retried by the wire: resent through botocore
+_MISSING: Any = object()
 # A 200 that cannot be read may have been applied: resent only where a second request is harmless.
 # Reads are; so is TransactWriteItems, whose resend carries the first one's ClientRequestToken and
 # which DynamoDB then answers without writing again. PutItem, UpdateItem, DeleteItem and
@@ -95,6 +96,13 @@ _RESENT_AFTER_200 = frozenset(
 )
 _TARGET = "DynamoDB_20120810."
 _CONTENT_TYPE = "application/x-amz-json-1.0"
+#: DynamoDB's answers to a request it refused for how it was signed (and so never applied).
+_SIGNATURE_CODES = frozenset({"InvalidSignatureException", "IncompleteSignatureException"})
+# botocore's quoting of the trace header (botocore.handlers.add_recursion_detection_header).
+_TRACE_SAFE = "-=;:+&[]{}\"',"
+_METHODS = {name: method for method, name in OPERATIONS.items()}
+
+logger = logging.getLogger(__name__)
 
 
 class UnreadableAnswerError(Exception):
@@ -104,15 +112,6 @@ class UnreadableAnswerError(Exception):
 
     def __init__(self, operation: str, status: int, why: str) -> None:
         super().__init__(f"the answer to {operation} (HTTP {status}) could not be read: {why}")
-
-
-class _Failure:
-    """An attempt that failed: what to raise, and whether (and how) botocore would retry it."""
-
-    __slots__ = ("error", "kind", "retry_after_s")
-
-    def __init__(self, error: Exception, kind: str | None, retry_after_s: float | None = None) -> None:
-        self.error, self.kind, self.retry_after_s = error, kind, retry_after_s
 
 
 class _Operation:
@@ -152,7 +151,12 @@ class Wire:
         self._path = parts.path.rstrip("/") + "/"
         self._region = meta.region_name
         self._events = meta.events
-        self._credentials = client._request_signer._credentials  # botocore's, refreshed by it
+        # botocore's own credentials object, refreshed by it; private, hence the fallback.
+        self._credentials = getattr(getattr(client, "_request_signer", None), "_credentials", _MISSING)
+        if not wire_enabled():
+            Fallback.engage(f"{WIRE_VARIABLE}=off")
+        elif self._credentials is _MISSING:
+            Fallback.engage(f"this botocore ({_botocore_version()}) has no signer credentials to read")
         self._keys: tuple[str, str, bytes] | None = None  # (secret, date, signing key)
         self._http: Any = None
         self.attempts: int = (meta.config.retries or {}).get("total_max_attempts") or ATTEMPTS
@@ -166,6 +170,19 @@ class Wire:
         return getattr(self.client, name)
 
     def send(self, operation: str, request: dict[str, Any]) -> dict[str, Any]:
+        """One operation, in a span of its own when tracing is on (``toolfront.tracing``)."""
+        span = start_dynamodb(operation, request)
+        if span is None:
+            return self._send(operation, request)
+        try:
+            answer = self._send(operation, request)
+        except BaseException as failed:
+            end_dynamodb(span, code_of(failed) if isinstance(failed, Exception) else type(failed).__name__)
+            raise
+        end_dynamodb(span)
+        return answer
+
+    def _send(self, operation: str, request: dict[str, Any]) -> dict[str, Any]:
         """One operation: signed, offered to ``before-send``, else sent; retried as botocore would.
 
         Like botocore, it first offers the parameters to ``provide-client-params`` (whose handlers
@@ -181,6 +198,8 @@ class Wire:
         )
         if replaced is not None:
             request = replaced
+        if Fallback.reason is not None:
+            return self._through_botocore(operation, request)
         for name in model.idempotent_members:
             if name not in request:
                 request = {**request, name: str(uuid.uuid4())}
@@ -188,49 +207,55 @@ class Wire:
         cost = 0  # the quota the last retry took, given back on success (botocore's after-call)
         for attempt in range(1, self.attempts + 1):
             outcome = self._attempt(operation, model, body)
-            if not isinstance(outcome, _Failure):
-                self._quota.release(cost or _NO_RETRY_INCREMENT)
+            if not isinstance(outcome, Failure):
+                self._quota.release(cost or NO_RETRY_INCREMENT)
                 return outcome
-            cost = _THROTTLING_RETRY_COST if outcome.kind == _THROTTLING else _RETRY_COST
+            if outcome.kind == _SIGNED_WRONG:  # never applied: botocore sends it, and all later ones
+                # Its code only: the message may quote the canonical request, security token and all.
+                Fallback.engage(f"DynamoDB refused a request's signature ({code_of(outcome.error)})")
+                return self._through_botocore(operation, request)
+            cost = THROTTLING_RETRY_COST if outcome.kind == THROTTLING else RETRY_COST
             # The retry quota, as botocore's: an endpoint that keeps failing is not hammered.
             if outcome.kind is None or attempt == self.attempts or not self._quota.acquire(cost):
                 raise outcome.error
             self.sleep(self._delay(attempt, outcome))
         raise AssertionError("unreachable: the last attempt returns or raises")
 
-    def _attempt(self, operation: str, model: Any, body: bytes) -> dict[str, Any] | _Failure:
+    def _attempt(self, operation: str, model: Any, body: bytes) -> dict[str, Any] | Failure:
         """One exchange: the answer, or the failure and how botocore's standard mode treats it."""
         try:
             response = self._exchange(operation, body)
         except Exception as exc:  # transient when there was no connection or no answer (a timeout)
-            return _Failure(exc, _TRANSIENT if _connection_failed(exc) else None)
+            return Failure(exc, TRANSIENT if connection_failed(exc) else None)
         status, content = response.status_code, response.content
         if not _intact(response.headers.get("x-amz-crc32"), content):
             unsafe = status == 200 and operation not in _RESENT_AFTER_200
             failed = UnreadableAnswerError(operation, status, "its CRC32 does not match (cut short?)")
-            return _Failure(failed, None if unsafe else _TRANSIENT)
+            return Failure(failed, None if unsafe else TRANSIENT)
         if status == 200:
             answer = _answer(content)
             if answer is None:  # not DynamoDB's (a proxy's page): botocore does not resend it either
-                return _Failure(UnreadableAnswerError(operation, status, "it is not JSON"), None)
+                return Failure(UnreadableAnswerError(operation, status, "it is not JSON"), None)
             return answer
         error = _error(operation, status, content)
-        kind = _retry_kind(model, status, error.response["Error"]["Code"])
-        return _Failure(error, kind, _retry_after_s(response.headers.get("x-amz-retry-after")))
+        code = error.response["Error"]["Code"]
+        kind = _SIGNED_WRONG if code in _SIGNATURE_CODES else retry_kind(model, status, code)
+        return Failure(error, kind, retry_after_s(response.headers.get("x-amz-retry-after")))
 
-    def _delay(self, attempt: int, failure: _Failure) -> float:
-        """botocore's ExponentialBackoff: full jitter under ``base * 2**(attempt - 1)``, at most
-        20 s, raised towards an ``x-amz-retry-after`` (by 5 s at most)."""
-        base = _THROTTLING_BASE_S if failure.kind == _THROTTLING else _TRANSIENT_BASE_S
-        delay = self._jitter() * min(base * 2.0 ** (attempt - 1), _MAX_BACKOFF_S)
-        if failure.retry_after_s is not None:
-            delay = max(delay, min(failure.retry_after_s, delay + _RETRY_AFTER_MAX_EXTRA_S))
-        return delay
+    def _through_botocore(self, operation: str, request: dict[str, Any]) -> dict[str, Any]:
+        """The request as the wrapped client sends it: its events, retries, token and all."""
+        return getattr(self.client, _METHODS[operation])(**request)  # type: ignore[no-any-return]
+
+    def _delay(self, attempt: int, failure: Failure) -> float:
+        return delay(attempt, failure, self._jitter)
 
     def _exchange(self, operation: str, body: bytes) -> Any:
         from botocore.awsrequest import AWSPreparedRequest, HeadersDict
 
         headers = HeadersDict(self.sign(operation, body, time.gmtime()))
+        trace = os.environ.get("_X_AMZN_TRACE_ID")  # Lambda sets it anew for every invocation
+        if trace and "AWS_LAMBDA_FUNCTION_NAME" in os.environ:
+            headers["X-Amzn-Trace-Id"] = quote(trace, safe=_TRACE_SAFE)
         request = AWSPreparedRequest("POST", self._url, headers, body, False)
         _, response = self._events.emit_until_response(f"before-send.dynamodb.{operation}", request=request)
         if response is None:
@@ -240,7 +265,7 @@ class Wire:
     def sign(self, operation: str, body: bytes, moment: time.struct_time) -> dict[str, str]:
         """The request's headers, ``Authorization`` included (SigV4 for this one request shape:
         ``POST`` of JSON to the endpoint's path, no query string)."""
-        if self._credentials is None:
+        if self._credentials is None or self._credentials is _MISSING:
             from botocore.exceptions import NoCredentialsError
 
             raise NoCredentialsError()
@@ -302,6 +327,12 @@ class Wire:
         return self._http
 
 
+def _botocore_version() -> str:
+    import botocore
+
+    return f"botocore {botocore.__version__}"
+
+
 def _binary_out(value: Any) -> str:
     """JSON for what json cannot write itself: binary values travel as base64."""
     if isinstance(value, bytes | bytearray | memoryview):
@@ -352,36 +383,14 @@ def _error(operation: str, status: int, content: bytes) -> Any:
     return ClientError(response, operation)
 
 
-def _retry_kind(model: Any, status: int, code: str) -> str | None:
-    """How botocore's standard mode retries this error answer: ``_THROTTLING`` (a 1 s backoff
-    base, a cheaper quota), ``_TRANSIENT``, or not at all (None). ``StandardRetryConditions``
-    and ``ThrottlingErrorDetector``: the throttling codes; the operation's errors modeled as
-    retryable; a 429 that is no modeled error; the transient codes and statuses."""
-    if code in _THROTTLING_CODES:
-        return _THROTTLING
-    shape = next(
-        (s for s in model.error_shapes if (s.metadata.get("error", {}).get("code") or s.name) == code), None
-    )
-    retryable = shape.metadata.get("retryable") if shape is not None else None
-    if retryable is not None:
-        return _THROTTLING if retryable.get("throttling") else _TRANSIENT
-    if status == 429 and shape is None:
-        return _THROTTLING
-    if code in _TRANSIENT_CODES or status in _TRANSIENT_STATUSES:
-        return _TRANSIENT
-    return None
-
-
-def _retry_after_s(header: str | None) -> float | None:
-    """``x-amz-retry-after`` (milliseconds) in seconds; None when absent or not a count."""
-    if header is None or not header.strip().isdigit():
-        return None
-    return int(header) / 1000
-
-
-def _connection_failed(exc: Exception) -> bool:
-    """botocore's transient exceptions: no connection, or none of the answer (a read timeout)."""
-    from botocore.exceptions import ConnectionError as BotocoreConnectionError
-    from botocore.exceptions import HTTPClientError
-
-    return isinstance(exc, BotocoreConnectionError | HTTPClientError)
+__all__ = [
+    "ATTEMPTS",
+    "OPERATIONS",
+    "RETRIED_CODES",
+    "WIRE_VARIABLE",
+    "UnreadableAnswerError",
+    "Wire",
+    "fallback_reason",
+    "forget_fallback",
+    "wire_enabled",
+]

@@ -109,6 +109,7 @@ class CallAuditor:
 
     def _entry(self, call: Call, actor: Actor, audit: CallAudit, outcome: Outcome) -> AuditEntry:
         from toolfront.audit.records import AuditActor, AuditEntry, AuditEvent, client_of
+        from toolfront.tracing import current_trace_id
 
         return AuditEntry(
             event=AuditEvent.HELD if outcome.approval_id else AuditEvent.CALL,
@@ -122,4 +123,5 @@ class CallAuditor:
             approval_id=outcome.approval_id,
             entry=str(call.entry),
             client=client_of(call.headers),
+            trace_id=current_trace_id(),
         )

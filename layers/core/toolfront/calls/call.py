@@ -48,6 +48,7 @@ class Call:
     entry: Entry = Entry.REST
     function: str = ""  # the serving function's ARN: the workflow runs an approved call there
     base_url: str = ""  # where approvers' links point (the API's own address)
+    traceparent: str = ""  # the caller's W3C trace context (a header, MCP's _meta, the gateway's)
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,11 +30,15 @@ class ToolCall:
     source_ip: str
     base_url: str
     function: str = ""  # the ARN of the function serving it, when that is this one (/mcp/{family})
+    traceparent: str = ""  # the caller's trace context (MCP's ``params._meta.traceparent``)
 
 
 def call_event(call: ToolCall) -> dict[str, Any]:
-    """The family function's event for a tool call (credentials travel only inside AWS)."""
-    return {
+    """The family function's event for a tool call (credentials travel only inside AWS); the trace
+    context is the caller's, else the span in progress here, so that the call's span joins it."""
+    from toolfront.tracing import current_traceparent
+
+    event = {
         TASK_FIELD: CALL_TASK,
         "tool": call.tool,
         "arguments": call.arguments,
@@ -43,6 +47,10 @@ def call_event(call: ToolCall) -> dict[str, Any]:
         "source_ip": call.source_ip,
         "base_url": call.base_url,
     }
+    traceparent = call.traceparent or current_traceparent()
+    if traceparent:
+        event["traceparent"] = traceparent
+    return event
 
 
 def pipeline_call(event: dict[str, Any], function_arn: str) -> Call:
@@ -56,6 +64,7 @@ def pipeline_call(event: dict[str, Any], function_arn: str) -> Call:
         entry=Entry.MCP,
         function=function_arn,
         base_url=str(event.get("base_url", "")),
+        traceparent=str(event.get("traceparent", "")),
     )
 
 

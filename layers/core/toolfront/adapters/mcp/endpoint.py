@@ -276,6 +276,7 @@ class McpEndpoint:
                 caller.source_ip,
                 caller.base_url,
                 caller.function,
+                _traceparent(params),
             )
         )
         now = rfc3339(datetime.now(UTC))
@@ -292,6 +293,14 @@ class McpEndpoint:
             raise RpcError(code, str(error.get("message")), error)
         task = finished_task(task_id, status, body, form, now)
         return create_result(task, form)
+
+
+def _traceparent(params: dict[str, Any]) -> str:
+    """The trace context an MCP client sends in ``params._meta`` (the MCP semantic conventions'
+    carrier), "" when there is none; its form is checked where it is read (``toolfront.tracing``)."""
+    meta = params.get("_meta")
+    found = meta.get("traceparent") if isinstance(meta, dict) else None
+    return found if isinstance(found, str) else ""
 
 
 def _complete(result: dict[str, Any], no_handshake: bool) -> dict[str, Any]:
