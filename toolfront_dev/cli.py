@@ -28,6 +28,7 @@ from toolfront_dev.commands_new import NEW
 from toolfront_dev.commands_openapi import OPENAPI
 from toolfront_dev.commands_principals import PRINCIPALS
 from toolfront_dev.commands_slack import SLACK
+from toolfront_dev.commands_smoke import SMOKE
 from toolfront_dev.commands_tools import TOOLS
 from toolfront_dev.errors import DevError
 from toolfront_dev.seeds import DEMO_PRINCIPAL, DEMO_SCOPES, Seed, demo_curl, load_seed
@@ -226,6 +227,7 @@ COMMANDS: tuple[Command, ...] = (
     TOOLS,
     MANIFEST,
     CHECK,
+    SMOKE,
     NEW,
     OPENAPI,
 )

@@ -23,6 +23,7 @@ logger = logging.getLogger(__name__)
 
 MAX_METADATA_BYTES = 16384  # a client's metadata document: anything larger is not one
 PRM = "GET " + metadata.RESOURCE_METADATA_PATH
+ASM = "GET " + metadata.SERVER_METADATA_PATH
 NO_STORE = {"cache-control": "no-store"}
 PUBLIC = {"cache-control": "max-age=300", "access-control-allow-origin": "*"}
 
@@ -49,7 +50,11 @@ class SignInFacade:
                 PRM: self.resource_metadata,
                 f"{PRM}/mcp": self.resource_metadata,
                 f"{PRM}/mcp/{{family}}": self.family_metadata,
-                "GET " + metadata.SERVER_METADATA_PATH: self.server_metadata,
+                # RFC 9728/8414 section 3.1 behind a PublicUrl with a path: the well-known prefix at
+                # the origin, then that path (the API mapped at the domain's root as well).
+                f"{PRM}/{{proxy+}}": self.inserted_resource_metadata,
+                ASM: self.server_metadata,
+                f"{ASM}/{{proxy+}}": self.inserted_server_metadata,
                 "POST /oauth/register": self.register,
                 "GET /oauth/authorize": Route(self.authorize, oauth_page),
                 "POST /oauth/authorize": Route(self.consent, oauth_page),
@@ -68,7 +73,9 @@ class SignInFacade:
         return Response.json(200, metadata.protected_resource_metadata(base, self._scopes), PUBLIC)
 
     def family_metadata(self, request: Request) -> Response:
-        family = request.path_params.get("family", "")
+        return self._family_document(request, request.path_params.get("family", ""))
+
+    def _family_document(self, request: Request, family: str) -> Response:
         if family not in self._families:
             raise OAuthError("not_found", f"no MCP server {family!r}", 404)
         scopes = metadata.api_scopes(self._tools, self._prefix, family)
@@ -78,6 +85,22 @@ class SignInFacade:
     def server_metadata(self, request: Request) -> Response:
         document = metadata.authorization_server_metadata(self._base_url(request), self._scopes)
         return Response.json(200, document, PUBLIC)
+
+    def inserted_resource_metadata(self, request: Request) -> Response:
+        """``/.well-known/oauth-protected-resource<base path>/mcp[/<family>]``; anything else is 404."""
+        below = _below(self._base_url(request), request) or ""
+        if below == metadata.MCP_PATH:
+            return self.resource_metadata(request)
+        family = below.removeprefix(metadata.MCP_PATH + "/")
+        if family not in ("", below) and "/" not in family:
+            return self._family_document(request, family)
+        raise OAuthError("not_found", "no protected resource at this address", 404)
+
+    def inserted_server_metadata(self, request: Request) -> Response:
+        """``/.well-known/oauth-authorization-server<base path>``; anything else is 404."""
+        if _below(self._base_url(request), request) != "":
+            raise OAuthError("not_found", "no authorization server at this address", 404)
+        return self.server_metadata(request)
 
     def register(self, request: Request) -> Response:
         """RFC 7591: a client's metadata in, its registration out (errors ``invalid_client_metadata``)."""
@@ -122,6 +145,17 @@ class SignInFacade:
         return frozenset(
             {metadata.resource_url(base), *(metadata.resource_url(base, f) for f in self._families)}
         )
+
+
+def _below(base_url: str, request: Request) -> str | None:
+    """What follows the base URL's path in a path-inserted metadata address (``/mcp`` of
+    ``/.well-known/oauth-protected-resource/tools/mcp`` for the base ``https://host/tools``; ``""``
+    for the path itself), ``None`` when the address is not under that path."""
+    path = "/" + request.path_params.get("proxy", "")
+    prefix = metadata.base_path(base_url)
+    if path == prefix:
+        return ""
+    return path[len(prefix) :] if path.startswith(prefix + "/") else None
 
 
 def _no_route(request: Request) -> Response:

@@ -2,6 +2,10 @@
 ``/mcp`` and each ``/mcp/<family>``, authorization-server metadata (RFC 8414), and the 401 challenge
 that points at them. Pure functions of the API's base URL and the tools' scopes.
 
+Both RFCs put a document at its identifier's origin, the well-known path inserted before the
+identifier's own path: behind a ``PublicUrl`` with a path (``https://api.example.com/tools``), the
+metadata of ``.../tools/mcp`` is at ``https://api.example.com/.well-known/oauth-protected-resource/tools/mcp``.
+
 Scopes are named as Cognito grants them, ``<resource server>/<tool scope>``
 (``toolfront/catalogue.products:read``): what a client asks for is what the token then carries.
 """
@@ -10,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
 RESOURCE_METADATA_PATH = "/.well-known/oauth-protected-resource"
 SERVER_METADATA_PATH = "/.well-known/oauth-authorization-server"
@@ -18,13 +23,31 @@ MCP_PATH = "/mcp"
 
 def resource_url(base_url: str, family: str | None = None) -> str:
     """The MCP endpoint a token is for: ``<base>/mcp`` or ``<base>/mcp/<family>``."""
-    return f"{base_url}{MCP_PATH}" + (f"/{family}" if family else "")
+    return f"{base_url.rstrip('/')}{MCP_PATH}" + (f"/{family}" if family else "")
+
+
+def well_known_url(identifier: str, well_known_path: str) -> str:
+    """``well_known_path`` inserted between the identifier's host and its path (RFC 8414 and RFC 9728,
+    section 3.1 of each; a terminating ``/`` of the path removed first), its query kept."""
+    parts = urlsplit(identifier)
+    query = f"?{parts.query}" if parts.query else ""
+    return f"{parts.scheme}://{parts.netloc}{well_known_path}{parts.path.rstrip('/')}{query}"
 
 
 def resource_metadata_url(base_url: str, family: str | None = None) -> str:
-    """Where the endpoint's protected-resource metadata is (RFC 9728 section 3.1: the well-known
-    prefix inserted before the resource's path)."""
-    return f"{base_url}{RESOURCE_METADATA_PATH}{MCP_PATH}" + (f"/{family}" if family else "")
+    """Where a client looks for the endpoint's protected-resource metadata (RFC 9728 section 3.1)."""
+    return well_known_url(resource_url(base_url, family), RESOURCE_METADATA_PATH)
+
+
+def server_metadata_url(issuer: str) -> str:
+    """Where a client looks for the authorization server's metadata (RFC 8414 section 3.1)."""
+    return well_known_url(issuer, SERVER_METADATA_PATH)
+
+
+def base_path(base_url: str) -> str:
+    """The path of the API's base URL (``/tools`` of ``https://api.example.com/tools``; ``""`` at the
+    root): what the path-inserted metadata URLs carry after the well-known prefix."""
+    return urlsplit(base_url).path.rstrip("/")
 
 
 def api_scopes(tools: Iterable[Mapping[str, Any]], prefix: str, family: str | None = None) -> list[str]:
