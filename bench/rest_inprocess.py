@@ -205,7 +205,7 @@ def _measure(
         Spec(
             "ref_log_line",
             "ref: toolfront log_call (1 Logger line, null stream)",
-            lambda c: log_call(c, result, duration_ms=0.5),
+            lambda c: log_call(c, result, duration_ms=0.5, tool_known=True),  # as the pipeline: per tool
             n,
             arg=call,
         ),

@@ -316,8 +316,18 @@ def close(event: dict[str, Any], status: ApprovalStatus) -> dict[str, Any]:
     event_kind = AuditEvent.EXPIRED if status is ApprovalStatus.EXPIRED else AuditEvent.EXECUTED
     _decisions().record(closed, event_kind)
     update_in_slack(closed)  # slack_route.py: its message, if any, says how it ended
-    emit_metric("ApprovalsExpired" if status is ApprovalStatus.EXPIRED else "ApprovalsFailed")
+    expired = status is ApprovalStatus.EXPIRED
+    emit_metric("ApprovalsExpired" if expired else "ApprovalsFailed", tool=closed.tool)
     return {"closed": True}
+
+
+def sample_backlog(event: dict[str, Any], context: Any = None) -> dict[str, Any]:
+    """Scheduled task (template.yaml, every 5 minutes): the approvals that wait, as metrics (how many,
+    the oldest's age, the overdue ones; ``approvals.backlog``)."""
+    from toolfront.approvals.backlog import sample  # only this task needs it
+    from toolfront.approvals.pending import PendingApprovals
+
+    return sample(PendingApprovals(_settings().table)).as_dict()
 
 
 def resume(event: dict[str, Any], context: Any = None) -> dict[str, Any]:
@@ -360,6 +370,7 @@ lambda_handler = Edge(
         RESUME_TASK: resume,
         "expire": lambda event, context: close(event, ApprovalStatus.EXPIRED),
         "fail": lambda event, context: close(event, ApprovalStatus.FAILED),
+        "backlog": sample_backlog,  # the schedule's: the waiting approvals' metrics
     },
     fallback=Route(_not_found, problem),
 )

@@ -185,4 +185,4 @@ def test_the_log_line_is_also_the_calls_metrics(capsys: pytest.CaptureFixture[st
         "CostUnits",
         "Refusals",
     }
-    assert [["service", "ErrorCode"]] in [d["Dimensions"] for d in directives]
+    assert ["service", "ErrorCode"] in [dims for d in directives for dims in d["Dimensions"]]

@@ -153,7 +153,7 @@ class Decisions:
     def _decided(self, decided: Approval, decision: str) -> None:
         self.record(decided, AuditEvent.DECIDED)
         self._workflow.resume(decided)
-        emit_metric("ApprovalsDecided", Decision=decision)
+        emit_metric("ApprovalsDecided", tool=decided.tool, Decision=decision)
 
     def cancel(self, approval: Approval) -> Approval:
         """The requester withdraws a pending call."""
@@ -171,7 +171,7 @@ class Decisions:
             raise ApprovalClosedError(f"this approval can no longer be cancelled: {_why(current)}") from None
         self.record(cancelled, AuditEvent.CANCELLED)
         self._workflow.resume(cancelled)  # a cancelled approval ends its workflow
-        emit_metric("ApprovalsCancelled")
+        emit_metric("ApprovalsCancelled", tool=cancelled.tool)
         return cancelled
 
     def record(self, approval: Approval, event: AuditEvent) -> None:
@@ -185,6 +185,8 @@ class Decisions:
                     approval.approval_id, ApprovalStatus.EXPIRED, now, decided_by=decided_by("system", None)
                 )
                 self.record(approval, AuditEvent.EXPIRED)
+                # the workflow's own expiry then finds it closed and counts nothing: counted here
+                emit_metric("ApprovalsExpired", tool=approval.tool)
             except dynamodb.ConditionFailedError as failed:
                 approval = old_approval(failed) or approval
         if approval.status is not ApprovalStatus.PENDING:

@@ -71,7 +71,7 @@ class Escalation:
         except dynamodb.ConditionFailedError as failed:
             return self._not_pending(old_approval(failed), task_token)
         record_outcome(self._audit, escalated, AuditEvent.ESCALATED)
-        emit_metric("ApprovalsEscalated")
+        emit_metric("ApprovalsEscalated", tool=escalated.tool)
         try:
             post_escalation(self._settings, escalated)
             if self._also is not None:

@@ -100,13 +100,21 @@ class PendingApprovals:
         """The newest ``limit`` approvals that wait for an approver, newest first, and whether more
         wait beyond them. The index is eventually consistent: an approval decided a moment ago may
         still be listed (its page then says it is closed)."""
+        return self._read(limit, newest_first=True)
+
+    def oldest(self, limit: int = MAX_LISTED) -> tuple[list[PendingApproval], bool]:
+        """The oldest ``limit`` approvals that wait, oldest first (those the longest waiting: the
+        backlog's metrics, ``approvals.backlog``), and whether more wait beyond them."""
+        return self._read(limit, newest_first=False)
+
+    def _read(self, limit: int, *, newest_first: bool) -> tuple[list[PendingApproval], bool]:
         request: dict[str, Any] = {
             "TableName": self._table,
             "IndexName": INDEX_NAME,
             "KeyConditionExpression": "#inbox = :pending",
             "ExpressionAttributeNames": {"#inbox": INBOX_KEY},
             "ExpressionAttributeValues": {":pending": {"S": INBOX_PENDING}},
-            "ScanIndexForward": False,
+            "ScanIndexForward": not newest_first,
             "Limit": limit + 1,  # one more than shown: whether more wait
         }
         items: list[dict[str, Any]] = []

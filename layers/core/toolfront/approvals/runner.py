@@ -10,6 +10,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
+from toolfront import tracing
 from toolfront.admission.idempotency import fingerprint
 from toolfront.approvals.decisions import record_outcome
 from toolfront.approvals.records import Approval, ApprovalStatus
@@ -68,15 +69,18 @@ class ApprovedCallRunner:
             current = self._approvals.get(approval_id)
             return {"status": str(current.status) if current else "missing"}
         started = time.perf_counter()
+        span = tracing.start_call(approval.tool, mcp=False, request_id=approval.approval_id)
         tool = self._registry.get(approval.tool)
         actor: Actor | None = None
         error: ToolfrontError | None = None
+        ran = False  # whether the handler was called: its failure is then the tool's (Errors)
         try:
             if tool is None:
                 raise UnknownToolError(f"there is no tool {approval.tool!r} here")
             if fingerprint(tool.name, approval.input) != approval.input_digest:
                 raise CallRefusedError("the stored input does not match its digest")
             actor = self.recheck(approval, tool)
+            ran = True
             data, content = answer_parts(tool, self._run_handler(tool, approval, actor))
         except (CallRefusedError, ToolError) as refused:
             outcome = self._finish(
@@ -95,7 +99,11 @@ class ApprovedCallRunner:
             status = 200
         call = Call(tool_name=approval.tool, request_id=approval.approval_id, entry=Entry.APPROVAL)
         result = CallResult(status, error=error, actor=actor)  # a failed run counts as ApprovalsFailed
-        log_call(call, result, duration_ms=(time.perf_counter() - started) * 1000)
+        duration_ms = (time.perf_counter() - started) * 1000
+        log_call(call, result, duration_ms=duration_ms, tool_known=tool is not None, handler_ran=ran)
+        if span is not None:
+            code = error.code if error is not None else None
+            span.end(status, code, failed=code is not None and (ran or status >= 500))
         return {"status": str(outcome)}
 
     def recheck(self, approval: Approval, tool: Tool) -> Actor:
@@ -123,7 +131,11 @@ class ApprovedCallRunner:
             actor=actor,
             client_token_hash=approval.client_token_hash,
         )
-        return tool.handler(dict(approval.input), ctx)
+        scope = tracing.handler_span(tool.name)
+        if scope is None:
+            return tool.handler(dict(approval.input), ctx)
+        with scope:
+            return tool.handler(dict(approval.input), ctx)
 
     def _finish(self, approval: Approval, status: ApprovalStatus, **fields: Any) -> ApprovalStatus:
         try:

@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from toolfront import tracing
 from toolfront.admission.admission import Admission
 from toolfront.admission.idempotency import (
     Claim,
@@ -40,10 +41,10 @@ from toolfront.auth.access import authorize
 from toolfront.auth.actors import Actor, ActorKind
 from toolfront.auth.authenticator import presented_credential
 from toolfront.auth.keys import parse_key
-from toolfront.aws.dynamodb import translated
 from toolfront.calls.auditing import CallAudit, CallAuditor, Outcome
-from toolfront.calls.call import Call, CallResult
+from toolfront.calls.call import Call, CallResult, Entry
 from toolfront.calls.envelopes import error_body, success_body
+from toolfront.calls.handlers import run_handler
 from toolfront.calls.input_checks import check_input, check_max_items
 from toolfront.calls.inputs import parse_body
 from toolfront.calls.logs import log_call
@@ -60,9 +61,7 @@ from toolfront.errors import (
     ConfirmationUnavailableError,
     IdempotencyOutcomeUnknownError,
     InternalError,
-    StoreUnavailableError,
     ToolError,
-    ToolfrontError,
     UnauthenticatedError,
     UnknownToolError,
 )
@@ -86,12 +85,9 @@ class _Progress:
     audit: CallAudit | None = None  # an audited call's record, once the tool is known
     keyed: KeyedAdmission | None = None  # a keyed call's one request, when it made it
     read: KeyRead | None = None  # or its read of the key and its idempotency record
+    handler_ran: bool = False  # from here an error is the tool's (metrics: Errors), not a refusal
 
 
-HANDLER_STORE_DOWN = (
-    "a store did not answer while the tool ran; check whether it took effect, then retry "
-    "(with a new idempotency key if you sent one: this key keeps this answer)"
-)
 _CREDENTIAL_NOT_KEPT = IdempotencyOutcomeUnknownError(
     "the first call with this idempotency key succeeded, and its answer held a credential, which is "
     "handed out once and never stored; use a new key to call again"
@@ -125,6 +121,12 @@ class CallPipeline:
     def run(self, call: Call) -> CallResult:
         """Run ``call``; never raises (every failure is a result with its status)."""
         started = time.perf_counter()
+        span = tracing.start_call(
+            call.tool_name,
+            mcp=call.entry is Entry.MCP,
+            request_id=call.request_id,
+            traceparent=call.traceparent or call.headers.get("traceparent", ""),
+        )
         progress = _Progress()
         try:
             result = self._run(call, progress)
@@ -136,7 +138,23 @@ class CallPipeline:
         if self._auditor is not None and progress.audit is not None and progress.actor is not None:
             result = self._auditor.finish(call, result, progress.actor, progress.audit)
         duration_ms = (time.perf_counter() - started) * 1000
-        log_call(call, result, duration_ms=duration_ms, secrets=progress.secrets, cost=progress.cost)
+        log_call(
+            call,
+            result,
+            duration_ms=duration_ms,
+            secrets=progress.secrets,
+            cost=progress.cost,
+            tool_known=call.tool_name in self._registry,  # only then a metric dimension (no made-up names)
+            handler_ran=progress.handler_ran,
+        )
+        if span is not None:  # after the log line, which carries its trace id
+            code = result.error.code if result.error is not None else None
+            # the service's failure, as the metrics count Errors (calls.logs.call_outcome)
+            span.end(
+                result.status,
+                code,
+                failed=code is not None and (progress.handler_ran or result.status >= 500),
+            )
         return result
 
     def _run(self, call: Call, progress: _Progress) -> CallResult:
@@ -264,8 +282,9 @@ class CallPipeline:
         if reason is not None:
             return self._hold(call, tool, actor, arguments, reason, record, progress)
         record.began(error_body(InternalError(), call.request_id))  # from here a crash is kept, not undone
+        progress.handler_ran = True
         try:
-            returned = _run_handler(tool, arguments, ctx)
+            returned = run_handler(tool, arguments, ctx)
         except (ToolError, CallRefusedError) as exc:  # the handler's own answer: kept like a success
             refused = (
                 scrubbed(exc, tool.secret_fields, progress.secrets) if isinstance(exc, ToolError) else exc
@@ -377,16 +396,3 @@ def _safe_credential(headers: Mapping[str, str]) -> str | None:
 def _client_token(tool: Tool, arguments: Mapping[str, Any]) -> str | None:
     token = arguments.get(tool.client_token) if tool.client_token else None
     return token if isinstance(token, str) and token else None
-
-
-def _run_handler(tool: Tool, arguments: dict[str, Any], ctx: CallContext) -> Any:
-    try:
-        return tool.handler(arguments, ctx)
-    except ToolfrontError:
-        raise
-    except Exception as exc:
-        # A store that did not answer the handler (throttled, down) is a 503 like core's own, not a
-        # crash; the outcome is kept for the key, since the handler may have written before it.
-        if isinstance(translated(exc), StoreUnavailableError):
-            raise StoreUnavailableError(HANDLER_STORE_DOWN) from exc
-        raise
