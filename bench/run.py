@@ -2,7 +2,7 @@
 
 Usage: ``.venv/bin/python bench/run.py [--quick] [--only NAME] [--out PATH] [--strict] [--compare FILE]``,
 NAME one of validation, registry, rest, cold, requests, approvals, mcp, mcp_hop, results, families, audit,
-slack, peer, large (``make bench`` runs the full set). ``--quick`` is a smoke run with small n (about 30 s);
+slack, peer, tracing, large (``make bench`` runs all). ``--quick`` is a smoke run with small n (about 30 s);
 the full run takes about six minutes on this VM. ``--strict`` exits 1 when a row misses its target.
 ``--compare FILE`` prints every row beside an earlier run's (a ``latest.json`` kept aside). The calls' log
 lines are written to a sink, not to the output.
@@ -33,6 +33,7 @@ import bench_requests
 import bench_rest
 import bench_results
 import bench_slack
+import bench_tracing
 import bench_validation
 from harness import Section, canary, format_table, machine_info, timer_overhead_ns
 
@@ -53,6 +54,7 @@ BENCHES = {
     "audit": bench_audit.run,
     "slack": bench_slack.run,
     "peer": bench_peer.run,
+    "tracing": bench_tracing.run,
     "large": bench_large.run,  # last: its 2,000 tools and the SDK's objects stay in the process
 }
 #: Canary spread (max / min over the run) above which part of the run was likely contended.

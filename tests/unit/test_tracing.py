@@ -243,7 +243,7 @@ def test_no_span_carries_an_argument_or_a_credential(catalogue: Handler, receive
 def test_untraced_nothing_of_opentelemetry_is_loaded() -> None:
     code = (
         "import sys; from toolfront import tracing; from toolfront.calls import pipeline; "
-        "assert tracing.start_call('t', mcp=False, request_id='r') is None; "
+        "assert tracing.start_call('t', mcp=False) is None; "
         "assert tracing.current_trace_id() is None; "
         "print(sorted(m for m in sys.modules if m.startswith('opentelemetry')))"
     )

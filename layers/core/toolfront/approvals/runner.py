@@ -69,7 +69,7 @@ class ApprovedCallRunner:
             current = self._approvals.get(approval_id)
             return {"status": str(current.status) if current else "missing"}
         started = time.perf_counter()
-        span = tracing.start_call(approval.tool, mcp=False, request_id=approval.approval_id)
+        span = tracing.start_call(approval.tool, mcp=False)
         tool = self._registry.get(approval.tool)
         actor: Actor | None = None
         error: ToolfrontError | None = None

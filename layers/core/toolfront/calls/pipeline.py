@@ -124,7 +124,6 @@ class CallPipeline:
         span = tracing.start_call(
             call.tool_name,
             mcp=call.entry is Entry.MCP,
-            request_id=call.request_id,
             traceparent=call.traceparent or call.headers.get("traceparent", ""),
         )
         progress = _Progress()
