@@ -19,7 +19,13 @@ from toolfront_dev.errors import CommandError
 from toolfront_dev.output import note, print_json, print_table, rfc3339
 from toolfront_dev.targets import add_target_arguments, open_target
 
-CREATED_FIELDS = ("key_id", "owner", "scopes", "requires_approval", "expires_at", "rate_limit")
+CREATED_FIELDS = ("key_id", "owner", "scopes", "requires_approval", "expires_at", "rate_limit", "lease")
+LEASE_HELP = (
+    "units a warm function takes at once and spends without a request, for at most LeaseMaxAgeMs "
+    "(default 1 s): one write per N calls instead of one per call, for keys called faster than one "
+    "DynamoDB item takes writes (~1,000/s); never more admitted than the limit, but a revocation or "
+    "a permission change reaches the key only when its leases end (docs/operating.md, Leased keys)"
+)
 KEY_COLUMNS = ("KEY ID", "OWNER", "SCOPES", "APPROVAL", "EXPIRES", "REVOKED", "DESCRIPTION")
 
 
@@ -55,7 +61,15 @@ def _configure_create(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="units per minute for this key (default: the deployment's admin limit)",
     )
+    parser.add_argument("--lease", type=_lease, metavar="N", help=LEASE_HELP)
     add_json_flag(parser)
+
+
+def _lease(text: str) -> int:
+    value = _positive(text)
+    if value < 2:  # a lease of one unit is a write per call: no lease at all
+        raise argparse.ArgumentTypeError(f"a lease takes at least 2 units, got {value}")
+    return value
 
 
 def _positive(text: str) -> int:
@@ -81,6 +95,7 @@ def _run_create(args: argparse.Namespace) -> int:
                 expires_at=None if args.expires_in is None else now + args.expires_in,
                 description=args.description,
                 rate_limit=args.rate_limit,
+                lease=args.lease,
                 now=now,
             )
         except ValueError as exc:  # the owner holds as many keys as it may
@@ -157,6 +172,39 @@ def _run_revoke(args: argparse.Namespace) -> int:
     return 0
 
 
+def _configure_lease(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "key_id", metavar="KEY_ID", help="the key's id (tfk_<KEY_ID>_...), as `keys list` shows it"
+    )
+    parser.add_argument("units", metavar="N|off", help=f"the lease: {LEASE_HELP}; off: none")
+    add_target_arguments(parser)
+    add_json_flag(parser)
+
+
+def _run_lease(args: argparse.Namespace) -> int:
+    if args.units.strip().lower() == "off":
+        lease = None
+    else:
+        try:
+            lease = _lease(args.units)
+        except argparse.ArgumentTypeError as exc:
+            raise CommandError(f"N|off: {exc}") from None
+    target = open_target(args)
+    with target.reached() as store:
+        try:
+            record = store.set_lease(args.key_id, lease)
+        except NotFoundError as exc:
+            raise CommandError(f"no key with id {args.key_id!r} in {target.name}") from exc
+    if args.json:
+        print_json(record.describe())
+    elif lease is None:
+        print(f"key {record.key_id} of {record.owner}: no lease (every call decided by its own write)")
+    else:
+        owner = f"key {record.key_id} of {record.owner}"
+        print(f"{owner}: a lease of {lease} units from each warm function's next write")
+    return 0
+
+
 KEYS = command_group(
     "keys",
     "create, list and revoke API keys",
@@ -169,5 +217,6 @@ KEYS = command_group(
         ),
         Command("list", "list keys (never their secrets)", _configure_list, _run_list),
         Command("revoke", "revoke a key at once", _configure_revoke, _run_revoke),
+        Command("lease", "set or remove a key's lease (hot keys)", _configure_lease, _run_lease),
     ],
 )

@@ -72,7 +72,9 @@ def test_keys_create_json_prints_key_and_its_record(toolfront: Toolfront, local:
         "requires_approval",
         "expires_at",
         "rate_limit",
+        "lease",
     ]
+    assert created["lease"] is None
     assert created["key"].startswith(f"tfk_{created['key_id']}_")
     assert created["owner"] == "alice"
     assert created["scopes"] == ["catalogue.products:*", "catalogue.products:read"]
@@ -112,6 +114,42 @@ def test_keys_create_rate_limit_becomes_the_keys_bucket(
     reply = list_products(fetch, stack, str(created["key"]))
     assert reply.status == 200
     assert reply.headers["ratelimit-policy"] == '"default";q=7;w=60'
+
+
+def test_keys_create_lease_is_kept_and_keys_lease_changes_or_removes_it(
+    toolfront: Toolfront, local: tuple[str, ...], owner: str, fetch: Fetch, stack: LocalStack
+) -> None:
+    assert toolfront("principals", "grant", *local, owner, "--permission", "catalogue").code == 0
+    created = create_key(toolfront, local, owner, "--lease", "20")
+    assert created["lease"] == 20
+    replies = [list_products(fetch, stack, str(created["key"])) for _ in range(3)]
+    assert [reply.status for reply in replies] == [200, 200, 200]
+    changed = toolfront("keys", "lease", str(created["key_id"]), "5", *local, "--json")
+    assert changed.code == 0 and changed.json()["lease"] == 5
+    removed = toolfront("keys", "lease", str(created["key_id"]), "off", *local)
+    assert removed.code == 0 and "no lease" in removed.out
+    listed = toolfront("keys", "list", *local, "--json").json()
+    assert [key["lease"] for key in listed if key["key_id"] == created["key_id"]] == [None]
+
+
+@pytest.mark.parametrize(
+    ("value", "why"), [("1", "at least 2"), ("0", "at least 1"), ("many", "whole number")]
+)
+def test_a_lease_under_two_units_or_not_a_number_is_refused(
+    toolfront: Toolfront, local: tuple[str, ...], owner: str, value: str, why: str
+) -> None:
+    outcome = toolfront(
+        "keys", "create", *local, "--owner", owner, "--scope", "catalogue.*", "--lease", value
+    )
+    assert outcome.code == 2 and why in outcome.err
+    created = create_key(toolfront, local, owner)
+    refused = toolfront("keys", "lease", str(created["key_id"]), value, *local)
+    assert refused.code != 0 and why in refused.err
+
+
+def test_keys_lease_of_an_unknown_key_exits_1_naming_it(toolfront: Toolfront, local: tuple[str, ...]) -> None:
+    outcome = toolfront("keys", "lease", "nosuchkey000", "10", *local)
+    assert outcome.code == 1 and "nosuchkey000" in outcome.err
 
 
 def test_keys_list_shows_created_key_without_secret_or_hash(

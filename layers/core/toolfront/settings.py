@@ -28,6 +28,9 @@ class RateLimits:
     public_ip_guard_per_minute: int = 300  # every keyless call from one address, whatever its token
     public_holds_per_ip_per_hour: int = 10  # held calls keyless callers from one address may open
     fail_open: bool = False  # when the table is unavailable: False answers 503, True lets calls through
+    # A leased key's units are spent in a warm function for at most this long (admission.leases):
+    # the bound on how stale a revocation or a permission change can be for such a key.
+    lease_max_age_ms: int = 1000
 
     def for_actor(self, actor: Actor) -> int:
         if actor.rate_limit is not None:
@@ -161,6 +164,7 @@ class Settings:
                     env, "TOOLFRONT_MAX_PUBLIC_HOLDS_PER_IP_PER_HOUR", 10, low=1
                 ),
                 fail_open=_boolean(env, "TOOLFRONT_RATE_LIMIT_FAIL_OPEN", False),
+                lease_max_age_ms=_integer(env, "TOOLFRONT_LEASE_MAX_AGE_MS", 1000, low=1),
             ),
             idempotency_lease_seconds=_integer(env, "TOOLFRONT_IDEMPOTENCY_LEASE_SECONDS", 60, low=1),
             approvals=_approvals(env),

@@ -13,6 +13,9 @@ contract's order: an unknown key or a wrong secret, revoked, expired (401), scop
 with nothing spent), then the bucket (a wrong guess of its form or of the key's own limit is retried
 with what the item said; no room is a 429).
 
+A leased key (``keys create --lease N``) takes up to N units in that same write and spends the rest
+in this process for at most ``LeaseMaxAgeMs`` (``admission.leases``): one write per N units.
+
 A call that carries an idempotency key must claim its record in a transaction, which answers no
 item, so it reads first instead: the key's item and the record its idempotency key names, in one
 ``BatchGetItem`` (``read``). A replay is then answered from that read (2 requests with its audit
@@ -25,6 +28,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from toolfront.admission.leases import Leases
 from toolfront.admission.ratelimit import (
     WINDOW_US,
     BucketItem,
@@ -45,6 +49,7 @@ from toolfront.auth.keyitems import (
     SECRET_HASH,
     key_from_item,
     key_key,
+    lease_of,
 )
 from toolfront.auth.keys import ParsedKey, hash_secret
 from toolfront.auth.keystore import KeyStore
@@ -119,6 +124,7 @@ class KeyGate:
         self._limits = limits
         self._memory = memory
         self._client = client
+        self.leases = Leases(limits.lease_max_age_ms * 1000)
 
     def admit(self, parsed: ParsedKey, demand: Demand) -> KeyedAdmission | None:
         """Authenticate, authorize and spend; raises the 401 that applies, or 503.
@@ -127,10 +133,19 @@ class KeyGate:
         (``Authenticator`` then ``Admission``) refuses in the contract's words.
         """
         bucket, hashed = f"{ActorKind.KEY}#{parsed.key_id}", hash_secret(parsed.secret)
+        size = self.leases.size(parsed.key_id)
+        if size is not None:
+            spent = self.leases.spend(parsed.key_id, hashed, demand.cost, demand.may, self._memory.clock_us())
+            if spent is not None:
+                return KeyedAdmission(spent.actor, spent.decision)
         own_limit = self._memory.own_limit(bucket)
-        write = self._memory.plan(bucket, own_limit or self._limits.admin_per_minute, demand.cost)
+        take = max(size or 0, demand.cost)  # a leased key's write takes its lease (its call's cost at least)
+        write = self._memory.plan(bucket, own_limit or self._limits.admin_per_minute, take)
         for _ in range(_ATTEMPTS):
             if write.increment_us > WINDOW_US:
+                if write.cost > demand.cost:  # a lease larger than the key's limit: this call's cost only
+                    write = self._memory.plan(bucket, write.limit, demand.cost)
+                    continue
                 return None
             item = self._item(parsed.key_id, hashed, demand, own_limit)
             try:
@@ -139,6 +154,8 @@ class KeyGate:
                 )
             except dynamodb.ConditionFailedError as failed:
                 outcome = self._refused(parsed, demand, write, own_limit, failed.item)
+                if failed.item is not None:
+                    self.leases.learn(parsed.key_id, lease_of(failed.item))
                 if isinstance(outcome, KeyedAdmission):
                     return outcome
                 own_limit, write = outcome
@@ -147,7 +164,12 @@ class KeyGate:
             actor = self._actor(parsed, new, write.now_us)
             tat = int(new["tat"]["N"])
             self._memory.remember(bucket, tat)
-            return KeyedAdmission(actor, write.admitted(tat))
+            self.leases.learn(parsed.key_id, lease_of(new))
+            decision, left = write.admitted(tat), write.cost - demand.cost
+            if not left:
+                return KeyedAdmission(actor, decision)
+            self.leases.keep(parsed.key_id, hashed, actor, left, decision, write.now_us)
+            return KeyedAdmission(actor, self.leases.reported(decision, left))
         raise StoreUnavailableError("the rate limit could not be decided; retry shortly")
 
     def read(self, parsed: ParsedKey, record_id: str) -> KeyRead:
@@ -231,6 +253,9 @@ class KeyGate:
             limit = actor.rate_limit or self._limits.admin_per_minute
             return actor.rate_limit, self._memory.plan(write.bucket, limit, write.cost)
         outcome = write.after_failure(old)
+        if isinstance(outcome, RateDecision) and write.cost > demand.cost:
+            # no room for a whole lease: this call alone, decided exactly (its own refusal if any)
+            return own_limit, self._memory.plan(write.bucket, write.limit, demand.cost)
         if isinstance(outcome, RateDecision):
             self._memory.remember(write.bucket, write.now_us + WINDOW_US)  # busy: drain next time
             return KeyedAdmission(actor, refused=over_budget(write, outcome))

@@ -21,6 +21,7 @@ REVOKED_AT = "revoked_at"
 EXPIRES_US = "expires_us"
 RATE_LIMIT = "rate_limit"
 OWNER_PERMISSIONS = "owner_permissions"
+LEASE = "lease"
 
 
 def key_key(key_id: str) -> dict[str, Any]:
@@ -67,6 +68,8 @@ def key_to_item(record: KeyRecord) -> dict[str, Any]:
         item[RATE_LIMIT] = {"N": str(record.rate_limit)}
     if record.owner_permissions is not None:
         item[OWNER_PERMISSIONS] = permission_list(record.owner_permissions)
+    if record.lease is not None:
+        item[LEASE] = {"N": str(record.lease)}
     return item
 
 
@@ -86,7 +89,13 @@ def key_from_item(item: dict[str, Any]) -> KeyRecord:
         description=item.get("description", {}).get("S", ""),
         rate_limit=int(item[RATE_LIMIT]["N"]) if RATE_LIMIT in item else None,
         owner_permissions=(frozenset(p["S"] for p in permissions["L"]) if permissions is not None else None),
+        lease=lease_of(item),
     )
+
+
+def lease_of(item: dict[str, Any]) -> int | None:
+    """A key item's lease (units a warm function may take at once), None when it has none."""
+    return int(item[LEASE]["N"]) if LEASE in item else None
 
 
 def principal_from_item(item: dict[str, Any]) -> PrincipalRecord:

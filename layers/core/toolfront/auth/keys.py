@@ -69,6 +69,9 @@ class KeyRecord:
     revoked_at: datetime | None = None
     description: str = ""
     rate_limit: int | None = None  # units per minute; None: the audience default
+    # Units a warm function may take at once and spend locally (admission.leases); None: every call
+    # is decided by its own write.
+    lease: int | None = None
     # The owner's permissions as the key item carries them (grants and revokes update every key of
     # the owner in the same transaction); None on a key stored before keys carried them.
     owner_permissions: frozenset[str] | None = None
@@ -90,6 +93,7 @@ class KeyRecord:
             "revoked_at": _rfc3339(self.revoked_at),
             "description": self.description,
             "rate_limit": self.rate_limit,
+            "lease": self.lease,
         }
 
 

@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from toolfront.auth.keyitems import (
+    LEASE,
     OWNER_PERMISSIONS,
     iso,
     key_from_item,
@@ -66,6 +67,11 @@ class KeyStore(abc.ABC):
     @abc.abstractmethod
     def revoke_key(self, key_id: str, at: datetime) -> KeyRecord:
         """Mark a key revoked; answers the record as it was (an unknown key is a ``not_found``)."""
+
+    @abc.abstractmethod
+    def set_lease(self, key_id: str, lease: int | None) -> KeyRecord:
+        """Set (None: remove) a key's lease; answers the record as it now is (an unknown key is a
+        ``not_found``). Warm functions see it with the next lease they take."""
 
     @abc.abstractmethod
     def grant(self, principal_id: str, permissions: list[str], at: datetime) -> PrincipalRecord: ...
@@ -189,6 +195,24 @@ class DynamoDBKeyStore(KeyStore):
         )
         return record
 
+    def set_lease(self, key_id: str, lease: int | None) -> KeyRecord:
+        change: dict[str, Any] = {
+            "TableName": self._keys_table,
+            "Key": key_key(key_id),
+            "ConditionExpression": "attribute_exists(key_id)",
+            "ReturnValues": "ALL_NEW",
+        }
+        if lease is None:
+            change["UpdateExpression"] = f"REMOVE {LEASE}"
+        else:
+            change["UpdateExpression"] = f"SET {LEASE} = :lease"
+            change["ExpressionAttributeValues"] = {":lease": {"N": str(lease)}}
+        try:
+            answer = dynamodb.call(self.client, "update_item", **change)
+        except dynamodb.ConditionFailedError:
+            raise NotFoundError(f"no key with id {key_id!r}") from None
+        return key_from_item(answer["Attributes"])
+
     def grant(self, principal_id: str, permissions: list[str], at: datetime) -> PrincipalRecord:
         return self._change_permissions(principal_id, lambda held: held | frozenset(permissions), at)
 
@@ -272,6 +296,7 @@ def issue_key(
     expires_at: datetime | None = None,
     description: str = "",
     rate_limit: int | None = None,
+    lease: int | None = None,
     key: str | None = None,
     now: datetime | None = None,
 ) -> tuple[str, KeyRecord]:
@@ -298,5 +323,6 @@ def issue_key(
         expires_at=expires_at,
         description=description,
         rate_limit=rate_limit,
+        lease=lease,
     )
     return key, store.put_key(record)
