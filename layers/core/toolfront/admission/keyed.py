@@ -137,7 +137,7 @@ class KeyGate:
         if size is not None:
             spent = self.leases.spend(parsed.key_id, hashed, demand.cost, demand.may, self._memory.clock_us())
             if spent is not None:
-                return KeyedAdmission(spent.actor, spent.decision)
+                return KeyedAdmission(*spent)
         own_limit = self._memory.own_limit(bucket)
         take = max(size or 0, demand.cost)  # a leased key's write takes its lease (its call's cost at least)
         write = self._memory.plan(bucket, own_limit or self._limits.admin_per_minute, take)
