@@ -2,7 +2,8 @@
 
 Usage: ``.venv/bin/python bench/run.py [--quick] [--only NAME] [--out PATH] [--strict] [--compare FILE]``,
 NAME one of validation, registry, rest, cold, requests, approvals, mcp, mcp_hop, results, families, audit,
-slack, peer, tracing, large (``make bench`` runs all). ``--quick`` is a smoke run with small n (about 30 s);
+slack, peer, tracing, leases, large (``make bench`` runs all).
+``--quick`` is a smoke run with small n (about 30 s);
 the full run takes about six minutes on this VM. ``--strict`` exits 1 when a row misses its target.
 ``--compare FILE`` prints every row beside an earlier run's (a ``latest.json`` kept aside). The calls' log
 lines are written to a sink, not to the output.
@@ -25,6 +26,7 @@ import bench_approvals
 import bench_audit
 import bench_families
 import bench_large
+import bench_leases
 import bench_mcp
 import bench_mcp_hop
 import bench_peer
@@ -55,6 +57,7 @@ BENCHES = {
     "slack": bench_slack.run,
     "peer": bench_peer.run,
     "tracing": bench_tracing.run,
+    "leases": bench_leases.run,
     "large": bench_large.run,  # last: its 2,000 tools and the SDK's objects stay in the process
 }
 #: Canary spread (max / min over the run) above which part of the run was likely contended.

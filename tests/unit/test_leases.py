@@ -175,3 +175,18 @@ def test_a_lease_set_or_removed_later_is_seen_by_the_next_write(aws: None, clock
         for _ in range(3):  # the lease ends, its write learns there is none: one write per call
             admitted(gate.admit(parsed(key), READ))
     assert sent == ["UpdateItem"] * 3
+
+
+def test_a_leased_key_at_its_limit_sends_one_write_per_call_not_two(aws: None, clock: Clock) -> None:
+    key = seed("alice", ["catalogue.*"], permissions=["catalogue"], rate_limit=20, lease=10)
+    gate = leased_gate(clock)
+    outcomes = [gate.admit(parsed(key), READ) for _ in range(20)]
+    assert all(o is not None and o.refused is None for o in outcomes[:11])
+    with counting_requests(gate.client) as sent:
+        refused = [gate.admit(parsed(key), READ) for _ in range(3)]
+    assert all(o is not None and o.refused is not None for o in refused)
+    assert sent == ["UpdateItem"] * 3  # the item the failed write brings back says no room: 429 at once
+    clock.advance_ms(3100)  # one unit refilled (20 a minute), the lease that did not fit still recent
+    with counting_requests(gate.client) as sent:
+        admitted(gate.admit(parsed(key), READ))
+    assert sent == ["UpdateItem"] * 2  # once a lease age has passed, one try of a lease, then the call's

@@ -34,6 +34,7 @@ from toolfront.admission.ratelimit import (
     BucketItem,
     BucketMemory,
     BucketWrite,
+    Form,
     RateDecision,
     over_budget,
 )
@@ -133,8 +134,8 @@ class KeyGate:
         (``Authenticator`` then ``Admission``) refuses in the contract's words.
         """
         bucket, hashed = f"{ActorKind.KEY}#{parsed.key_id}", hash_secret(parsed.secret)
-        size = self.leases.size(parsed.key_id)
-        if size is not None:
+        size = self.leases.size(parsed.key_id, self._memory.clock_us())
+        if self.leases.holds(parsed.key_id):
             spent = self.leases.spend(parsed.key_id, hashed, demand.cost, demand.may, self._memory.clock_us())
             if spent is not None:
                 return KeyedAdmission(*spent)
@@ -164,9 +165,10 @@ class KeyGate:
             actor = self._actor(parsed, new, write.now_us)
             tat = int(new["tat"]["N"])
             self._memory.remember(bucket, tat)
-            self.leases.learn(parsed.key_id, lease_of(new))
+            leased = lease_of(new)
+            self.leases.learn(parsed.key_id, leased)
             decision, left = write.admitted(tat), write.cost - demand.cost
-            if not left:
+            if not left or leased is None:  # a lease removed since: from now on, a write per call
                 return KeyedAdmission(actor, decision)
             self.leases.keep(parsed.key_id, hashed, actor, left, decision, write.now_us)
             return KeyedAdmission(actor, self.leases.reported(decision, left))
@@ -254,8 +256,11 @@ class KeyGate:
             return actor.rate_limit, self._memory.plan(write.bucket, limit, write.cost)
         outcome = write.after_failure(old)
         if isinstance(outcome, RateDecision) and write.cost > demand.cost:
-            # no room for a whole lease: this call alone, decided exactly (its own refusal if any)
-            return own_limit, self._memory.plan(write.bucket, write.limit, demand.cost)
+            # No room for a whole lease: this call alone, decided exactly from the item the failed
+            # write brought back (its 429 at once, or the write of its own cost: never two refusals).
+            self.leases.tight(parsed.key_id, write.now_us)
+            write = BucketWrite(Form.FILL, write.bucket, write.limit, demand.cost, write.now_us)
+            outcome = write.after_failure(old)
         if isinstance(outcome, RateDecision):
             self._memory.remember(write.bucket, write.now_us + WINDOW_US)  # busy: drain next time
             return KeyedAdmission(actor, refused=over_budget(write, outcome))

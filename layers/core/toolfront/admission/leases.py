@@ -63,12 +63,26 @@ class Leases:
         self.max_age_us = max_age_us
         self._held: OrderedDict[str, Lease] = OrderedDict()
         self._sizes: OrderedDict[str, int] = OrderedDict()
+        self._tight: OrderedDict[str, int] = OrderedDict()  # key id -> until when a lease did not fit
         self._lock = threading.Lock()  # a warm process may serve calls on threads (tests, benches)
 
-    def size(self, key_id: str) -> int | None:
-        """How many units a write for this key takes (its item's ``lease``), None: not leased, or
-        not seen yet (the first call of a key in a process is decided exactly)."""
-        return self._sizes.get(key_id)
+    def size(self, key_id: str, now_us: int) -> int | None:
+        """How many units a write for this key takes (its item's ``lease``), None: not leased, not
+        seen yet (the first call of a key in a process is decided exactly), or at its limit."""
+        size = self._sizes.get(key_id)
+        if size is not None and self._tight.get(key_id, 0) > now_us:
+            return None  # a lease did not fit lately: each call its own write, not two
+        return size
+
+    def tight(self, key_id: str, now_us: int) -> None:
+        """A lease did not fit in the key's bucket: for one lease age, writes take their call's cost
+        only (a key at its limit would otherwise send a lease's write that fails before each call's)."""
+        with self._lock:
+            _keep(self._tight, key_id, now_us + self.max_age_us)
+
+    def holds(self, key_id: str) -> bool:
+        """Whether this process holds a lease of the key (which may have ended: ``spend`` says)."""
+        return key_id in self._held
 
     def learn(self, key_id: str, size: int | None) -> None:
         """The key's lease as its item says now (None: it has none any more)."""
