@@ -36,6 +36,7 @@ INVOKE_READ_TIMEOUT_VARIABLE = "TOOLFRONT_INVOKE_READ_TIMEOUT_SECONDS"
 DEFAULT_INVOKE_READ_TIMEOUT_SECONDS = 25.0
 _clients: dict[str, Any] = {}
 _WIRE = "dynamodb (wire)"
+_LOADER = "botocore's data loader"
 _lock = threading.Lock()
 
 
@@ -47,15 +48,31 @@ def client(service: str) -> Any:
     with _lock:
         found = _clients.get(service)
         if found is None:
-            import boto3  # deferred: importing boto3 costs ~200 ms, paid only by code that needs AWS
             from botocore.config import Config
 
-            found = boto3.session.Session().client(service, config=Config(**_config_kwargs(service)))
+            found = new_session().client(service, config=Config(**_config_kwargs(service)))
             found.meta.events.register("before-call", refuse_writes_in_dry_run)
             if service == "dynamodb":
                 instrument_botocore(found)  # a family's own requests (toolfront.dynamodb.client())
             _clients[service] = found
         return found
+
+
+def new_session() -> Any:
+    """A new boto3 session (credentials and endpoints read afresh) sharing one botocore data loader:
+    each session would otherwise parse botocore's endpoint rules and service models again, ~40 ms for
+    every client after the first (a function that holds a call makes a DynamoDB, a Step Functions
+    and a Lambda client). The loader holds only botocore's own data files."""
+    import boto3  # deferred: importing boto3 costs ~200 ms, paid only by code that needs AWS
+    import botocore.loaders
+    import botocore.session
+
+    loader = _clients.get(_LOADER)
+    if loader is None:
+        loader = _clients[_LOADER] = botocore.loaders.create_loader()
+    core = botocore.session.Session()
+    core.register_component("data_loader", loader)
+    return boto3.session.Session(botocore_session=core)
 
 
 def _config_kwargs(service: str) -> dict[str, Any]:
@@ -109,7 +126,10 @@ def reset_clients() -> None:
     """Forget every cached client (tests that change endpoints or credentials), and a fallback to
     botocore: the next client's wire decides afresh."""
     with _lock:
+        loader = _clients.get(_LOADER)  # botocore's data files: nothing a test changes
         _clients.clear()
+        if loader is not None:
+            _clients[_LOADER] = loader
     forget_fallback()
 
 
@@ -150,5 +170,6 @@ __all__ = [
     "error_code",  # the failure helpers are aws.failures'; here too, for the stores that say ``aws.``
     "invoke_read_timeout_seconds",
     "is_aws_failure",
+    "new_session",
     "reset_clients",
 ]
