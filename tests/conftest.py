@@ -20,6 +20,7 @@ from tests.aws import (
     create_tables,
     template_enforcement,
 )
+from tests.moto_cognito import share_the_signing_key
 from toolfront import wiring
 from toolfront.aws import clients as toolfront_aws
 from toolfront_dev.iam.enforcement import RunsAs, enforce
@@ -27,6 +28,7 @@ from toolfront_dev.moto_atomic import make_dynamodb_atomic
 
 ROOT = Path(__file__).resolve().parents[1]
 pytest_plugins = ["tests.iam_account"]  # the least-privilege account of a whole run
+share_the_signing_key()
 
 
 def import_file(path: Path, name: str) -> ModuleType:
@@ -78,6 +80,9 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.delenv("TOOLFRONT_COGNITO_ISSUER", raising=False)
     make_dynamodb_atomic()
     with mock_aws():
+        # moto drops boto3's default session; the tests' clients share botocore's parsed data files,
+        # as toolfront's own do (aws.clients.new_session), instead of parsing them for each client
+        boto3.DEFAULT_SESSION = toolfront_aws.new_session()
         tables = create_tables(boto3.client("dynamodb"))
         for logical_id, name in tables.items():
             monkeypatch.setenv(TABLE_ENV[logical_id], name)

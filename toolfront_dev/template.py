@@ -5,6 +5,8 @@ The local stack is built from this parse alone, so it cannot drift from what SAM
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -149,18 +151,26 @@ class Template:
         raise KeyError(logical_id)
 
 
+@functools.lru_cache(maxsize=16)
+def _decoded(path: str, digest: str) -> tuple[Any, tuple[Any, ...]]:
+    """cfn-lint's parse of the file whose content has ``digest``: parsing template.yaml takes ~60 ms,
+    and the local stack and the tests load it many times. Read only (``_plain`` copies it)."""
+    from cfnlint.decode import decode  # type: ignore[import-untyped]  # deferred: importing cfn-lint is slow
+
+    raw, problems = decode(path)
+    return raw, tuple(problems or ())
+
+
 def load_template(path: Path | str) -> Template:
     """Parse a SAM template (``!Ref``/``!Sub`` included) into functions, routes and tables.
 
     Raises:
         TemplateError: the file is missing or unparsable, or a route or table is malformed.
     """
-    from cfnlint.decode import decode  # type: ignore[import-untyped]  # deferred: importing cfn-lint is slow
-
     path = Path(path).resolve()
     if not path.is_file():
         raise TemplateError(f"no SAM template at {path}")
-    raw, problems = decode(str(path))
+    raw, problems = _decoded(str(path), hashlib.sha256(path.read_bytes()).hexdigest())
     if problems or not isinstance(raw, Mapping):
         details = "; ".join(str(problem) for problem in problems) or "not a mapping"
         raise TemplateError(f"cannot parse {path}: {details}")
