@@ -69,7 +69,8 @@ def new_session() -> Any:
 
     loader = _clients.get(_LOADER)
     if loader is None:
-        loader = _clients[_LOADER] = botocore.loaders.create_loader()
+        # AWS_DATA_PATH's extra model directories, as a botocore session would search them
+        loader = _clients[_LOADER] = botocore.loaders.create_loader(os.environ.get("AWS_DATA_PATH"))
     core = botocore.session.Session()
     core.register_component("data_loader", loader)
     return boto3.session.Session(botocore_session=core)
