@@ -26,13 +26,11 @@ import hmac
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import TypeVar
 
-from toolfront.admission.ratelimit import RateDecision
+from toolfront.admission.ratelimit import RateDecision, keep_recent
 from toolfront.auth.actors import Actor
 
 _HELD_KEYS = 1024  # keys with a lease kept per process (bounded: key ids come from callers)
-_Value = TypeVar("_Value")
 
 
 class Lease:
@@ -78,7 +76,7 @@ class Leases:
         """A lease did not fit in the key's bucket: for one lease age, writes take their call's cost
         only (a key at its limit would otherwise send a lease's write that fails before each call's)."""
         with self._lock:
-            _keep(self._tight, key_id, now_us + self.max_age_us)
+            keep_recent(self._tight, key_id, now_us + self.max_age_us, _HELD_KEYS)
 
     def holds(self, key_id: str) -> bool:
         """Whether this process holds a lease of the key (which may have ended: ``spend`` says)."""
@@ -91,7 +89,7 @@ class Leases:
                 self._sizes.pop(key_id, None)
                 self._held.pop(key_id, None)
                 return
-            _keep(self._sizes, key_id, size)
+            keep_recent(self._sizes, key_id, size, _HELD_KEYS)
 
     def spend(
         self, key_id: str, hashed: str, cost: int, may: Callable[[Actor], bool], now_us: int
@@ -118,7 +116,8 @@ class Leases:
     ) -> None:
         """What a write took beyond its call's cost, to spend here until the lease's age."""
         with self._lock:
-            _keep(self._held, key_id, Lease(hashed, actor, units, now_us + self.max_age_us, decision))
+            lease = Lease(hashed, actor, units, now_us + self.max_age_us, decision)
+            keep_recent(self._held, key_id, lease, _HELD_KEYS)
 
     def reported(self, decision: RateDecision, units: int) -> RateDecision:
         """A decision as the caller is told it: the bucket's remaining units and those held here."""
@@ -129,10 +128,3 @@ def _with_lease(decision: RateDecision, units: int) -> RateDecision:
     # The key may still spend what the bucket holds and what this process holds of it.
     remaining = min(decision.limit, decision.remaining + units)
     return RateDecision(True, decision.limit, remaining, decision.reset_seconds)
-
-
-def _keep(recent: OrderedDict[str, _Value], key: str, value: _Value) -> None:
-    recent[key] = value
-    recent.move_to_end(key)
-    if len(recent) > _HELD_KEYS:
-        recent.popitem(last=False)

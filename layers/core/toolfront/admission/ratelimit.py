@@ -25,13 +25,14 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, TypeVar
 
 from toolfront.auth.actors import Actor
 from toolfront.errors import RateLimitedError
 
 WINDOW_US = 60_000_000  # the bucket holds one minute's limit
 _SEEN_BUCKETS = 4096
+_Value = TypeVar("_Value")
 
 
 def bucket_id(actor: Actor) -> str:
@@ -178,18 +179,19 @@ class BucketMemory:
         return self._tat.get(bucket)
 
     def remember(self, bucket: str, tat: int) -> None:
-        _keep(self._tat, bucket, tat)
+        keep_recent(self._tat, bucket, tat)
 
     def own_limit(self, bucket: str) -> int | None:
         """The limit last seen on a key's bucket (None: the audience's default, or not seen yet)."""
         return self._limits.get(bucket)
 
     def remember_limit(self, bucket: str, limit: int | None) -> None:
-        _keep(self._limits, bucket, limit)
+        keep_recent(self._limits, bucket, limit)
 
 
-def _keep(recent: OrderedDict[str, Any], key: str, value: Any) -> None:
+def keep_recent(recent: OrderedDict[str, _Value], key: str, value: _Value, most: int = _SEEN_BUCKETS) -> None:
+    """Remember ``value`` under ``key`` in a bounded LRU (keys come from callers: never unbounded)."""
     recent[key] = value
     recent.move_to_end(key)
-    if len(recent) > _SEEN_BUCKETS:
+    if len(recent) > most:
         recent.popitem(last=False)
