@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -19,10 +20,13 @@ from opentelemetry import trace
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.util._once import Once
 
-from tests.aws import EVENT_ADMIN_KEY, seed
+from tests.aws import EVENT_ADMIN_KEY, approval_state_machine, key_store, seed
 from tests.conftest import load_family, reset_process_state
-from tests.helpers import catalogue_request, load_event
-from toolfront import tracing
+from tests.helpers import catalogue_request, family, load_event
+from toolfront import Registry, tracing
+from toolfront.approvals.records import ApprovalStatus
+from toolfront.approvals.runner import ApprovedCallRunner
+from toolfront.approvals.store import ApprovalStore
 
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 TRACEPARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
@@ -265,3 +269,28 @@ def test_untraced_nothing_of_opentelemetry_is_loaded() -> None:
 )
 def test_tracing_is_on_only_where_configured(environment: dict[str, str], on: bool) -> None:
     assert tracing.configured(environment) is on
+
+
+def test_a_held_calls_run_joins_the_trace_of_the_call_that_held_it(
+    catalogue: Handler, receiver: Receiver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TOOLFRONT_APPROVAL_STATE_MACHINE_ARN", approval_state_machine())
+    reset_process_state()
+    product = {"sku": "TR-6", "name": "A", "price_cents": 1, "currency": "EUR"}
+    catalogue_request(catalogue, "create_product", product, "req-traced-6")
+    held = catalogue_request(catalogue, "delete_product", {"sku": "TR-6"}, "req-traced-7")
+    assert held["statusCode"] == 202, held
+    approval_id = json.loads(held["body"])["data"]["approval_id"]
+    store = ApprovalStore("ApprovalsTable", boto3.client("dynamodb"))
+    store.transition(approval_id, ApprovalStatus.APPROVED, datetime.now(UTC))
+    module = load_family("catalogue")
+    runner = ApprovedCallRunner(
+        Registry.from_modules([family("catalogue", module.api_tools)]), store, key_store()
+    )
+    assert runner.run(approval_id) == {"status": "succeeded"}
+    spans = receiver.received()
+    holds = [span for span in spans if span["name"] == "execute_tool catalogue.delete_product"]
+    assert len(holds) == 2  # the call that was held, and its run once approved
+    by_status = {span["attributes"]["toolfront.status"]: span for span in holds}
+    first, run = by_status[202], by_status[200]
+    assert run["trace_id"] == first["trace_id"]  # one trace from the request to the deletion

@@ -62,6 +62,7 @@ class ApprovalDesk:
         """
         from toolfront.approvals.records import Approval, ApprovalStatus, Requester, new_approval_id
         from toolfront.tools.approval_policy import DEFAULT_POLICY
+        from toolfront.tracing import current_traceparent
 
         stored = redact(arguments, fields=fields, secrets=secrets)  # no client token, no key
         now = self._clock().replace(microsecond=0)
@@ -80,6 +81,7 @@ class ApprovalDesk:
             base_url=base_url,
             client_token_hash=client_token_hash or actor.client_token_hash,
             policy=tool.approval or DEFAULT_POLICY,
+            traceparent=current_traceparent() or None,  # the held call's span, when traced
         )
         self._approvals.create(approval)
         try:

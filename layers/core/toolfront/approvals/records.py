@@ -121,6 +121,7 @@ class Approval:
     approved_by: tuple[dict[str, Any], ...] = ()  # each approving vote's decided_by, in order
     escalated_at: datetime | None = None
     slack_message: dict[str, str] | None = None  # {"channel", "ts"} of its Slack message (slack.py)
+    traceparent: str | None = None  # the held call's trace (W3C), when traced: its run joins it
 
     def expired_at(self, now: datetime) -> bool:
         return now >= self.expires_at

@@ -69,7 +69,7 @@ class ApprovedCallRunner:
             current = self._approvals.get(approval_id)
             return {"status": str(current.status) if current else "missing"}
         started = time.perf_counter()
-        span = tracing.start_call(approval.tool, mcp=False)
+        span = tracing.start_call(approval.tool, mcp=False, traceparent=approval.traceparent or "")
         tool = self._registry.get(approval.tool)
         actor: Actor | None = None
         error: ToolfrontError | None = None

@@ -246,6 +246,8 @@ def _to_item(a: Approval) -> dict[str, Any]:
     }
     if a.client_token_hash:
         item["client_token_hash"] = {"S": a.client_token_hash}
+    if a.traceparent:
+        item["traceparent"] = {"S": a.traceparent}
     if a.policy.as_dict() != _DEFAULT_POLICY_DICT:
         item["policy"] = {"S": json.dumps(a.policy.as_dict())}
     return item | index_fields(a, time.time_ns())  # in the approvers' inbox while it waits
@@ -333,6 +335,7 @@ def _from_item(item: dict[str, Any], parts: PartsReader | None = None) -> Approv
             approved_by=tuple(json.loads(_text(item, "approved_by") or "[]")),
             escalated_at=_moment(item, "escalated_at"),
             slack_message=json.loads(_text(item, "slack_message") or "null"),
+            traceparent=_text(item, "traceparent"),
         )
     except (KeyError, ValueError, AssertionError, zlib.error) as exc:  # a damaged record: never half-read
         raise StoreUnavailableError("an approval record could not be read") from exc
