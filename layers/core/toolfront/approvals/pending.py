@@ -138,18 +138,11 @@ def _row(item: dict[str, Any]) -> PendingApproval | None:
         return value["S"] if value else None
 
     try:
-        requester = json.loads(item["requester"]["S"])
         escalated = text("escalated_at")
         return PendingApproval(
             approval_id=item["approval_id"]["S"],
             tool=item["tool"]["S"],
-            requester=Requester(
-                requester["kind"],
-                requester["id"],
-                requester.get("principal"),
-                tuple(requester.get("scopes", ())),
-                tuple(requester.get("groups", ())),
-            ),
+            requester=Requester.from_dict(json.loads(item["requester"]["S"])),
             reason=item["reason"]["S"],
             created_at=parse_rfc3339(item["created_at"]["S"]),
             expires_at=parse_rfc3339(item["expires_at"]["S"]),

@@ -81,6 +81,27 @@ class Requester:
     def of(cls, actor: Actor, groups: tuple[str, ...] = ()) -> Requester:
         return cls(str(actor.kind), actor.id, actor.principal, tuple(sorted(actor.scopes)), groups)
 
+    def as_dict(self) -> dict[str, Any]:
+        """The requester as an approval record keeps it (JSON)."""
+        return {
+            "kind": self.kind,
+            "id": self.id,
+            "principal": self.principal,
+            "scopes": list(self.scopes),
+            "groups": list(self.groups),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Requester:
+        """The requester a record kept (``as_dict``); raises ``KeyError`` on a damaged one."""
+        return cls(
+            data["kind"],
+            data["id"],
+            data.get("principal"),
+            tuple(data.get("scopes", ())),
+            tuple(data.get("groups", ())),
+        )
+
     def same_as(self, actor: Actor) -> bool:
         """Whether ``actor`` may read this approval: same key owner, same Cognito sub, same client token."""
         if actor.kind is ActorKind.KEY and self.kind == ActorKind.KEY:

@@ -22,7 +22,7 @@ from toolfront.errors import StoreUnavailableError
 # Every function with approvals builds a store at its first call (wiring); the records' classes are
 # loaded when an approval is first read or written, which most calls never do.
 if TYPE_CHECKING:
-    from toolfront.approvals.records import Approval, ApprovalStatus, Requester
+    from toolfront.approvals.records import Approval, ApprovalStatus
 
 PARTS_KEPT_SECONDS = 31 * 86400
 _DEFAULT_POLICY_DICT = {
@@ -235,7 +235,7 @@ def _to_item(a: Approval) -> dict[str, Any]:
         "function": {"S": a.function},
         "input": {"S": json.dumps(a.input, ensure_ascii=False)},
         "input_digest": {"S": a.input_digest},
-        "requester": {"S": json.dumps(_requester_dict(a.requester))},
+        "requester": {"S": json.dumps(a.requester.as_dict())},
         "reason": {"S": a.reason},
         "status": {"S": a.status},
         "created_at": {"S": rfc3339(a.created_at)},
@@ -251,16 +251,6 @@ def _to_item(a: Approval) -> dict[str, Any]:
     if a.policy.as_dict() != _DEFAULT_POLICY_DICT:
         item["policy"] = {"S": json.dumps(a.policy.as_dict())}
     return item | index_fields(a, time.time_ns())  # in the approvers' inbox while it waits
-
-
-def _requester_dict(r: Requester) -> dict[str, Any]:
-    return {
-        "kind": r.kind,
-        "id": r.id,
-        "principal": r.principal,
-        "scopes": list(r.scopes),
-        "groups": list(r.groups),
-    }
 
 
 def _text(item: dict[str, Any], name: str) -> str | None:
@@ -301,7 +291,6 @@ def _from_item(item: dict[str, Any], parts: PartsReader | None = None) -> Approv
     from toolfront.tools.approval_policy import ApprovalPolicy
 
     try:
-        requester = json.loads(item["requester"]["S"])
         error = _text(item, "error")
         created, expires = _moment(item, "created_at"), _moment(item, "expires_at")
         assert created is not None and expires is not None
@@ -311,13 +300,7 @@ def _from_item(item: dict[str, Any], parts: PartsReader | None = None) -> Approv
             function=item["function"]["S"],
             input=json.loads(item["input"]["S"]),
             input_digest=item["input_digest"]["S"],
-            requester=Requester(
-                requester["kind"],
-                requester["id"],
-                requester.get("principal"),
-                tuple(requester.get("scopes", ())),
-                tuple(requester.get("groups", ())),
-            ),
+            requester=Requester.from_dict(json.loads(item["requester"]["S"])),
             reason=item["reason"]["S"],
             status=ApprovalStatus(item["status"]["S"]),
             created_at=created,
