@@ -1,5 +1,6 @@
-"""Escalation and the end (DESIGN.md section 18) on the local stack: the real state machine in moto
-carries the timers and runs the real approvals and catalogue functions (each under its own IAM).
+"""Escalation and the end (docs/contract.md, "Escalation and the end") on the local stack: the real
+state machine in moto carries the timers and runs the real approvals and catalogue functions (each
+under its own IAM).
 
 Calls are held through the desk with a policy built directly (``Tool.new`` wants ``escalate_after_s``
 of at least 60 s), so seconds-scale timers keep the suite short.

@@ -1,7 +1,8 @@
-"""The dashboard and the alarms of template.yaml (DESIGN.md section 20): the dashboard's body is JSON
-once substituted, every metric it graphs is one toolfront writes (as the lines of a run of every
-metrics path declare them, not a list), it shows what the contract names, and the two alarms read
-series toolfront writes, the overdue one fed by a schedule the approvals function answers."""
+"""The dashboard and the alarms of template.yaml (docs/operating.md, "Metrics, the dashboard and
+alarms"): the dashboard's body is JSON once substituted, every metric it graphs is one toolfront
+writes (as the lines of a run of every metrics path declare them, not a list), it shows what the
+contract names, and the two alarms read series toolfront writes, the overdue one fed by a schedule
+the approvals function answers."""
 
 from __future__ import annotations
 

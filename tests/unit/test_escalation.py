@@ -1,7 +1,8 @@
-"""Escalation (DESIGN.md section 18) on moto: the workflow's start input carries the timers only
-when the policy escalates before the end; the ``escalate`` task keeps its new token, marks the
-approval escalated once, posts to the approvers' topic and the outbox and writes the audit record;
-a decision made while the workflow was between its two waits resumes it at once."""
+"""Escalation (docs/contract.md, "Escalation and the end") on moto: the workflow's start input
+carries the timers only when the policy escalates before the end; the ``escalate`` task keeps its
+new token, marks the approval escalated once, posts to the approvers' topic and the outbox and
+writes the audit record; a decision made while the workflow was between its two waits resumes it at
+once."""
 
 from __future__ import annotations
 

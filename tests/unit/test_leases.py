@@ -1,7 +1,8 @@
-"""Leased keys (DESIGN.md section 21): a warm process takes up to N units of a key's bucket in its one
-conditional write and spends them without a request for at most the lease's age; never more
-admitted than the bucket gave, a revocation or a lost permission refused once the lease ends, and
-nothing changed for keys without a lease. The many-process proof is test_lease_concurrency.py."""
+"""Leased keys (docs/operating.md, "Leased keys"): a warm process takes up to N units of a key's
+bucket in its one conditional write and spends them without a request for at most the lease's age;
+never more admitted than the bucket gave, a revocation or a lost permission refused once the lease
+ends, and nothing changed for keys without a lease. The many-process proof is
+test_lease_concurrency.py."""
 
 from __future__ import annotations
 

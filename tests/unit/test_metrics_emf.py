@@ -1,8 +1,8 @@
-"""toolfront's metrics as CloudWatch reads them (DESIGN.md section 20), on moto: every line is valid
-embedded metric format; a call counts per service and per tool, as exactly one of a success, an
-``Errors`` (an isError result the caller did not cause), a ``Refusals`` by code or a ``Held``;
-approvals decided, expired and escalated count per tool on the real paths; the backlog's sample
-counts what waits, the oldest's age and the overdue ones."""
+"""toolfront's metrics as CloudWatch reads them (docs/operating.md, "Metrics, the dashboard and
+alarms"), on moto: every line is valid embedded metric format; a call counts per service and per
+tool, as exactly one of a success, an ``Errors`` (an isError result the caller did not cause), a
+``Refusals`` by code or a ``Held``; approvals decided, expired and escalated count per tool on the
+real paths; the backlog's sample counts what waits, the oldest's age and the overdue ones."""
 
 from __future__ import annotations
 

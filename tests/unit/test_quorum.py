@@ -1,7 +1,8 @@
-"""Approval policies and quorum (DESIGN.md section 18): a tool's ``approval={...}`` is checked
-naming its field and copied onto every call it holds; a quorum counts distinct people (one
-principal, whatever channel they decide from), never a link's code alone; one rejection rejects;
-the last vote approves and resumes the workflow, with an audit record for each vote."""
+"""Approval policies and quorum (docs/contract.md, "The approval object"): a tool's
+``approval={...}`` is checked naming its field and copied onto every call it holds; a quorum counts
+distinct people (one principal, whatever channel they decide from), never a link's code alone; one
+rejection rejects; the last vote approves and resumes the workflow, with an audit record for each
+vote."""
 
 from __future__ import annotations
 

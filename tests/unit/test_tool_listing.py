@@ -1,4 +1,4 @@
-"""Large registries (DESIGN.md section 19): tools/list and GET /v1/tools in pages (name order, every
+"""Large registries (docs/contract.md, section 11): tools/list and GET /v1/tools in pages (name order, every
 tool once, a tampered cursor refused), the hints clients that defer tools read, and
 ``system.search_tools``, which finds tools by what they do among exactly those the caller may call."""
 

@@ -1,4 +1,4 @@
-"""Traces (DESIGN.md section 20): with an OTLP endpoint configured, every call is one span named and
+"""Traces (docs/operating.md, "Traces"): with an OTLP endpoint configured, every call is one span named and
 attributed per the GenAI/MCP semantic conventions, with a child span per DynamoDB request and one for
 the handler; the log line and the audit record carry its trace id; nothing secret is in a span.
 Without one, nothing of OpenTelemetry is loaded or made."""

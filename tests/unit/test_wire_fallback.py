@@ -1,7 +1,7 @@
-"""The transport's safety net (DESIGN.md section 20): botocore sends every DynamoDB request of the
-process, with one warning, once the wire cannot read botocore's credentials or DynamoDB refuses a
-request's signature; ``TOOLFRONT_WIRE=off`` chooses botocore from the start; inside Lambda every
-request carries ``X-Amzn-Trace-Id`` as botocore's do."""
+"""The transport's safety net (docs/performance.md, "What the layer ships"): botocore sends every
+DynamoDB request of the process, with one warning, once the wire cannot read botocore's credentials
+or DynamoDB refuses a request's signature; ``TOOLFRONT_WIRE=off`` chooses botocore from the start;
+inside Lambda every request carries ``X-Amzn-Trace-Id`` as botocore's do."""
 
 from __future__ import annotations
 

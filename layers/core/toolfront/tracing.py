@@ -1,6 +1,7 @@
 """Traces with OpenTelemetry: one span per call, a child span per DynamoDB request and one for the
-tool's handler, named and attributed per the GenAI and MCP semantic conventions (DESIGN.md section
-20). Off unless configured, and then free: the functions below return at once on one module flag.
+tool's handler, named and attributed per the GenAI and MCP semantic conventions (docs/operating.md,
+"Traces"). Off unless configured, and then free: the functions below return at once on one module
+flag.
 
 On when the process is configured to export: ``OTEL_EXPORTER_OTLP_ENDPOINT`` (or its traces-only
 form) is set, or the ADOT Lambda layer wraps the function (``AWS_LAMBDA_EXEC_WRAPPER``); off again

@@ -1,5 +1,5 @@
-"""The transport's safety net (DESIGN.md section 20): whether this process sends toolfront's
-DynamoDB requests through botocore instead of ``aws.wire``, and why.
+"""The transport's safety net (docs/performance.md, "What the layer ships"): whether this process
+sends toolfront's DynamoDB requests through botocore instead of ``aws.wire``, and why.
 
 The wire reads one private botocore attribute and signs by hand; when that attribute is missing or
 DynamoDB refuses a request for its signature, the process falls back to botocore for every later

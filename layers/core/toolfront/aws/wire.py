@@ -20,13 +20,14 @@ cannot be read at all is ``UnreadableAnswerError``. Retries are botocore's stand
 same on every attempt, so a resent transaction whose first answer was lost is not applied twice.
 Any other method (``describe_table``...) is the wrapped client's own.
 
-The safety net (DESIGN.md section 20): the wire reads one private botocore attribute (the signer's
-credentials) and signs by hand, so the layer pins the botocore it was tested with, and the process
-falls back to botocore itself, for good and with one warning, when that attribute is missing (a
-botocore that changed) or DynamoDB refuses a request for its signature (which it never applied: the
-request is resent through botocore). ``TOOLFRONT_WIRE=off`` sends everything through botocore from
-the start. Inside Lambda each request carries ``X-Amzn-Trace-Id`` as botocore's does (unsigned, as
-botocore leaves it), so X-Ray links DynamoDB's side of the request to the invocation.
+The safety net (docs/performance.md, "What the layer ships"): the wire reads one private botocore
+attribute (the signer's credentials) and signs by hand, so the layer pins the botocore it was tested
+with, and the process falls back to botocore itself, for good and with one warning, when that
+attribute is missing (a botocore that changed) or DynamoDB refuses a request for its signature
+(which it never applied: the request is resent through botocore). ``TOOLFRONT_WIRE=off`` sends
+everything through botocore from the start. Inside Lambda each request carries ``X-Amzn-Trace-Id``
+as botocore's does (unsigned, as botocore leaves it), so X-Ray links DynamoDB's side of the request
+to the invocation.
 """
 
 from __future__ import annotations
