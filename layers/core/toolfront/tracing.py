@@ -150,11 +150,6 @@ class CallSpan:
         if _state.flush is not None:
             _state.flush()
 
-    @property
-    def trace_id(self) -> str:
-        """The span's trace id as W3C and OTLP write it (32 hex digits)."""
-        return format(self._span.get_span_context().trace_id, "032x")
-
 
 def start_call(tool: str, *, mcp: bool, traceparent: str = "") -> CallSpan | None:
     """The span of one tool call (None when tracing is off): ``tools/call <tool>`` for MCP,
