@@ -134,9 +134,10 @@ class KeyGate:
         (``Authenticator`` then ``Admission``) refuses in the contract's words.
         """
         bucket, hashed = f"{ActorKind.KEY}#{parsed.key_id}", hash_secret(parsed.secret)
-        size = self.leases.size(parsed.key_id, self._memory.clock_us())
+        now_us = self._memory.clock_us()
+        size = self.leases.size(parsed.key_id, now_us)
         if self.leases.holds(parsed.key_id):
-            spent = self.leases.spend(parsed.key_id, hashed, demand.cost, demand.may, self._memory.clock_us())
+            spent = self.leases.spend(parsed.key_id, hashed, demand.cost, demand.may, now_us)
             if spent is not None:
                 return KeyedAdmission(*spent)
         own_limit = self._memory.own_limit(bucket)
